@@ -1,0 +1,114 @@
+"""mcp_client: an MCP client SDK built around a request policy engine.
+
+Every request gets a unique id and progress token, an idle timeout that progress resets, a hard maximum that
+nothing extends, a cancellation that matches the transport, and silence for answers that arrive too late.
+
+```python
+from mcp_client import Client, TimeoutPolicy, stdio
+
+async with Client(stdio("python", ["server.py"]), timeout=TimeoutPolicy(idle=30, maximum=600)) as client:
+    result = await client.call_tool("reindex", {"collection": "docs"}, on_progress=print)
+```
+"""
+
+from mcp_client._version import __version__
+from mcp_client.call import Call
+from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
+from mcp_client.errors import (
+    ConnectError,
+    HeaderMismatch,
+    IdleTimeout,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MaxTimeout,
+    MCPClientError,
+    MethodNotFound,
+    MissingClientCapability,
+    ParseError,
+    ProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+    ResourceNotFound,
+    ServerError,
+    ToolError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_client.events import (
+    CancelMethod,
+    CancelSent,
+    Event,
+    IdleTimerReset,
+    LateMessage,
+    ProgressAccepted,
+    ProgressRejected,
+    ProtocolViolation,
+    RequestFinished,
+    RequestSent,
+    RetryScheduled,
+    ServerNotification,
+    ServerStderr,
+    Slow,
+    TimedOut,
+    TransportFailure,
+)
+from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
+from mcp_client.progress import ProgressCallback
+from mcp_client.transports.base import Transport
+from mcp_client.transports.memory import MemoryTransport, memory
+from mcp_client.transports.stdio import StdioTransport, stdio
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "USE_CLIENT_DEFAULT",
+    "Call",
+    "CancelMethod",
+    "CancelSent",
+    "Client",
+    "ConnectError",
+    "Event",
+    "HeaderMismatch",
+    "IdleTimeout",
+    "IdleTimerReset",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "LateMessage",
+    "MCPClientError",
+    "MaxTimeout",
+    "MemoryTransport",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "ParseError",
+    "Progress",
+    "ProgressAccepted",
+    "ProgressCallback",
+    "ProgressRejected",
+    "ProtocolError",
+    "ProtocolViolation",
+    "RequestCancelled",
+    "RequestFinished",
+    "RequestSent",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "RetryScheduled",
+    "ServerError",
+    "ServerNotification",
+    "ServerStderr",
+    "Slow",
+    "StdioTransport",
+    "TimedOut",
+    "TimeoutArg",
+    "TimeoutKind",
+    "TimeoutPolicy",
+    "ToolError",
+    "Transport",
+    "TransportError",
+    "TransportFailure",
+    "UnsupportedProtocolVersion",
+    "UseClientDefault",
+    "__version__",
+    "memory",
+    "stdio",
+]

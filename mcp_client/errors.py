@@ -1,0 +1,250 @@
+"""The exception tree of mcp_client. Every error a call can raise is one of these.
+
+```
+MCPClientError
+├── ConnectError             could not start, reach or handshake with the server
+├── TransportError           the channel failed; ``.written`` tells whether the request left
+├── RequestTimeout           (also a builtin TimeoutError)
+│   ├── IdleTimeout          no sign of life for ``idle`` seconds
+│   └── MaxTimeout           the hard maximum passed
+├── RequestCancelled         cancelled through the Call handle
+├── ServerError              JSON-RPC error from the server (.code .message .data), subclassed for known codes
+├── ToolError                the tool reported ``isError: true`` (only when the caller asks for raising)
+└── ProtocolError            the server broke the protocol
+```
+
+Every error carries the context of the call it ended: ``method``, ``request_ids`` (one per attempt or round),
+``elapsed`` seconds and ``last_progress``. anyio cancellation of the caller's task is never turned into one of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "ConnectError",
+    "HeaderMismatch",
+    "IdleTimeout",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MCPClientError",
+    "MaxTimeout",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "ParseError",
+    "ProtocolError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "ServerError",
+    "ToolError",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+]
+
+
+class MCPClientError(Exception):
+    """Base class of every error raised by mcp_client."""
+
+    method: str | None
+    """The MCP method of the call that failed, when there was one."""
+    request_ids: tuple[int | str, ...]
+    """The JSON-RPC ids the call used, one per attempt or input round, oldest first."""
+    elapsed: float | None
+    """Seconds from the start of the call to the error."""
+    last_progress: float | None
+    """The last progress value delivered to the caller, if any."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        request_ids: tuple[int | str, ...] = (),
+        elapsed: float | None = None,
+        last_progress: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.method = method
+        self.request_ids = request_ids
+        self.elapsed = elapsed
+        self.last_progress = last_progress
+
+    def with_context(
+        self,
+        *,
+        method: str | None = None,
+        request_ids: tuple[int | str, ...] = (),
+        elapsed: float | None = None,
+        last_progress: float | None = None,
+    ) -> MCPClientError:
+        """Fill in the call's context where it is still unknown; returns self for ``raise err.with_context(...)``."""
+        self.method = self.method or method
+        self.request_ids = self.request_ids or request_ids
+        self.elapsed = self.elapsed if self.elapsed is not None else elapsed
+        self.last_progress = self.last_progress if self.last_progress is not None else last_progress
+        return self
+
+
+class ConnectError(MCPClientError):
+    """The transport could not be brought up: the process would not start, the host would not answer, or the
+    discover/initialize exchange failed."""
+
+
+class TransportError(MCPClientError):
+    """The channel carrying the request failed: the process died, the connection dropped, the stream broke."""
+
+    def __init__(self, message: str, *, written: bool, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.written = written
+        """True if the request may have reached the server (so it may have run); False if it surely did not."""
+
+
+class RequestTimeout(MCPClientError, TimeoutError):
+    """A request ran out of time. Catch this to handle both kinds of timeout."""
+
+    kind: ClassVar[str] = "timeout"
+
+    def __init__(self, message: str, *, timeout: float | None = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.timeout = timeout
+        """The limit in seconds that was passed."""
+
+
+class IdleTimeout(RequestTimeout):
+    """The server showed no sign of life (no accepted progress) for the policy's ``idle`` seconds."""
+
+    kind = "idle"
+
+
+class MaxTimeout(RequestTimeout):
+    """The call's hard ``maximum`` passed. Progress never extends it."""
+
+    kind = "maximum"
+
+
+class RequestCancelled(MCPClientError):
+    """The call was cancelled through its :class:`~mcp_client.Call` handle."""
+
+    def __init__(self, message: str, *, reason: str | None = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.reason = reason
+        """The reason given to ``call.cancel()``, also sent to the server."""
+
+
+class ServerError(MCPClientError):
+    """The server answered with a JSON-RPC error. Known codes raise a subclass."""
+
+    code: int
+    data: Any
+
+    codes: ClassVar[dict[int, type[ServerError]]] = {}
+    known_code: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.known_code is not None:
+            ServerError.codes[cls.known_code] = cls
+
+    def __init__(self, message: str, *, code: int, data: Any = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.code = code
+        """The JSON-RPC error code."""
+        self.data = data
+        """The error's ``data`` member, as sent."""
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+    @classmethod
+    def from_error(cls, error: Mapping[str, Any], **context: Any) -> ServerError:
+        """Build the most specific subclass for a JSON-RPC ``error`` object from the wire."""
+        code = error.get("code")
+        if isinstance(code, bool) or not isinstance(code, int):
+            code = 0
+        message = error.get("message")
+        if not isinstance(message, str):
+            message = "server error without a message"
+        error_class = cls.codes.get(code, ServerError)
+        return error_class(message, code=code, data=error.get("data"), **context)
+
+
+class ParseError(ServerError):
+    """The server could not parse what we sent (-32700)."""
+
+    known_code = -32700
+
+
+class InvalidRequest(ServerError):
+    """The server found our message not to be a valid request (-32600)."""
+
+    known_code = -32600
+
+
+class MethodNotFound(ServerError):
+    """The server does not implement the method, or the capability it needs (-32601)."""
+
+    known_code = -32601
+
+
+class InvalidParams(ServerError):
+    """Bad arguments: unknown tool or prompt, invalid cursor, missing fields, unknown resource at 2026 (-32602)."""
+
+    known_code = -32602
+
+
+class InternalError(ServerError):
+    """The server failed internally (-32603)."""
+
+    known_code = -32603
+
+
+class ResourceNotFound(ServerError):
+    """The resource does not exist (-32002, used by servers before 2026-07-28)."""
+
+    known_code = -32002
+
+
+class HeaderMismatch(ServerError):
+    """HTTP headers were missing or did not match the body (-32020, 2026-07-28)."""
+
+    known_code = -32020
+
+
+class MissingClientCapability(ServerError):
+    """The server needs a client capability this request did not declare (-32021, 2026-07-28)."""
+
+    known_code = -32021
+
+    @property
+    def required_capabilities(self) -> Any:
+        """``data.requiredCapabilities`` as sent by the server."""
+        return self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
+
+
+class UnsupportedProtocolVersion(ServerError):
+    """The server does not speak the protocol version of the request (-32022, 2026-07-28)."""
+
+    known_code = -32022
+
+    @property
+    def supported(self) -> list[str]:
+        """The versions the server says it supports (``data.supported``)."""
+        supported = self.data.get("supported") if isinstance(self.data, dict) else None
+        return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+
+
+class ToolError(MCPClientError):
+    """The tool ran and reported failure (``isError: true``). Raised only with ``raise_on_error=True``."""
+
+    def __init__(self, message: str, *, result: Any, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.result = result
+        """The full ``CallToolResult``."""
+
+
+class ProtocolError(MCPClientError):
+    """The server broke the protocol: malformed JSON, an unknown ``resultType``, a result of the wrong shape."""

@@ -1,0 +1,196 @@
+"""The typed event stream: what happened to each request, for hosts, tracing and the CLI's display.
+
+Events are small frozen records handed to the ``on_event`` hook of a :class:`~mcp_client.Client` as they happen,
+on the task that observed them. A hook must be quick and must not raise (an exception is logged and dropped);
+hosts that need to do real work should hand events to a queue of their own. Nothing is built when no hook is set.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from mcp_client.errors import MCPClientError, TransportError
+from mcp_client.policy.progress import Progress
+from mcp_client.policy.timeout import TimeoutKind
+
+__all__ = [
+    "CancelMethod",
+    "CancelSent",
+    "Event",
+    "IdleTimerReset",
+    "LateMessage",
+    "ProgressAccepted",
+    "ProgressRejected",
+    "ProtocolViolation",
+    "RequestFinished",
+    "RequestSent",
+    "RetryScheduled",
+    "ServerNotification",
+    "ServerStderr",
+    "Slow",
+    "TimedOut",
+    "TransportFailure",
+]
+
+RequestId: TypeAlias = int | str
+
+
+class CancelMethod(enum.Enum):
+    """How a cancellation was put on the wire; it depends on the transport and the protocol era."""
+
+    NOTIFICATION = "notification"
+    """stdio (both eras): ``notifications/cancelled {requestId, reason}``."""
+    STREAM_CLOSE = "stream close"
+    """Streamable HTTP at 2026-07-28: the request's response stream was closed; no notification."""
+    NOTIFICATION_AND_STREAM_CLOSE = "notification and stream close"
+    """Streamable HTTP at 2025-11-25: the notification was POSTed and the stream closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSent:
+    """A request was written to the transport."""
+
+    request_id: RequestId
+    method: str
+    progress_token: str | None
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFinished:
+    """A call ended, one way or another. ``error`` is None when it returned a result."""
+
+    request_id: RequestId
+    method: str
+    elapsed: float
+    error: MCPClientError | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressAccepted:
+    """A progress notification passed validation; ``delivered`` is False when a retry had not yet caught up."""
+
+    request_id: RequestId
+    progress: Progress
+    delivered: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRejected:
+    """A progress notification was refused: unknown token, not increasing, not a number. Never delivered."""
+
+    request_id: RequestId | None
+    progress_token: object
+    value: object
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class IdleTimerReset:
+    """Accepted progress pushed the idle deadline of a request to ``idle_deadline`` (the client's clock)."""
+
+    request_id: RequestId
+    idle_deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class Slow:
+    """A call passed its soft deadline (``notify_after``) and carries on."""
+
+    request_id: RequestId
+    method: str
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """A request ran out of time; its cancellation follows."""
+
+    request_id: RequestId
+    method: str
+    kind: TimeoutKind
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelSent:
+    """A cancellation was put on the wire."""
+
+    request_id: RequestId
+    how: CancelMethod
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LateMessage:
+    """A response or progress arrived for a request that had already ended; it was dropped.
+
+    ``late_by`` is the number of seconds since the request ended, when still remembered.
+    """
+
+    request_id: RequestId | None
+    kind: str
+    late_by: float | None
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """A call will be re-sent with a fresh id after ``delay`` seconds."""
+
+    request_id: RequestId
+    attempt: int
+    delay: float
+    cause: MCPClientError
+
+
+@dataclass(frozen=True, slots=True)
+class TransportFailure:
+    """The transport failed, for one request (``request_id`` set) or for everything on it."""
+
+    request_id: RequestId | None
+    error: TransportError
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolViolation:
+    """The server sent something that is not a valid message, or not one it may send. It was dropped."""
+
+    detail: str
+    raw: bytes | dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerNotification:
+    """A notification the session does not consume itself (list changed, log messages, ...)."""
+
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStderr:
+    """One line the server process wrote to its stderr (stdio only). Not an error by itself."""
+
+    line: str
+
+
+Event: TypeAlias = (
+    RequestSent
+    | RequestFinished
+    | ProgressAccepted
+    | ProgressRejected
+    | IdleTimerReset
+    | Slow
+    | TimedOut
+    | CancelSent
+    | LateMessage
+    | RetryScheduled
+    | TransportFailure
+    | ProtocolViolation
+    | ServerNotification
+    | ServerStderr
+)
+"""Any event of the stream."""
