@@ -1,0 +1,109 @@
+"""The ``Call`` handle: one tool call that a host can watch, cancel from elsewhere, and await.
+
+The request runs in a task of the handle's own task group, entered with ``async with``; leaving the block before
+the call ended cancels it (on the wire too), so no task outlives the block. Progress is offered to an iterator
+(``call.progress()``) and, when given, to a callback; each sees the updates in order, latest-wins when slow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Generic, TypeVar
+
+import anyio
+import anyio.abc
+
+from mcp_client.errors import MCPClientError
+from mcp_client.policy import Progress, TimeoutPolicy
+from mcp_client.progress import FanOut, ProgressCallback, ProgressSink, ProgressStream, deliver_to_callback
+from mcp_client.session import RequestControl, Session
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["Call"]
+
+ResultT = TypeVar("ResultT")
+
+
+class Call(Generic[ResultT]):
+    """A call in flight. Create it with :meth:`Client.tool_call` and use it with ``async with``."""
+
+    def __init__(
+        self,
+        session: Session,
+        method: str,
+        params: JSONObject,
+        *,
+        policy: TimeoutPolicy,
+        parse: Callable[[JSONObject], ResultT],
+        on_progress: ProgressCallback | None = None,
+        progress_interval: float | None = None,
+    ) -> None:
+        self.method = method
+        self.policy = policy
+        self._session = session
+        self._params = params
+        self._parse = parse
+        self._on_progress = on_progress
+        self._control = RequestControl()
+        self._stream = ProgressStream(progress_interval)
+        self._callback_stream = ProgressStream(progress_interval) if on_progress is not None else None
+        self._done = anyio.Event()
+        self._raw: JSONObject | None = None
+        self._error: MCPClientError | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> Call[ResultT]:
+        if self._task_group is not None:
+            raise RuntimeError("a Call can be entered only once")
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        sink: ProgressSink = self._stream
+        if self._callback_stream is not None and self._on_progress is not None:
+            sink = FanOut(self._stream, self._callback_stream)
+            self._task_group.start_soon(deliver_to_callback, self._callback_stream, self._on_progress)
+        self._task_group.start_soon(self._run, sink)
+        return self
+
+    async def _run(self, sink: ProgressSink) -> None:
+        try:
+            self._raw = await self._session.request(
+                self.method, self._params, policy=self.policy, sink=sink, control=self._control
+            )
+        except MCPClientError as exc:
+            self._error = exc
+        finally:
+            self._done.set()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        assert self._task_group is not None
+        if not self._done.is_set():
+            self._control.cancel("the host stopped waiting for the call")
+        return await self._task_group.__aexit__(exc_type, exc, traceback)
+
+    @property
+    def done(self) -> bool:
+        """True once the call ended, with a result or an error."""
+        return self._done.is_set()
+
+    def cancel(self, reason: str = "cancelled by the client") -> None:
+        """End the call: the server is told (``reason`` goes with it) and :meth:`result` raises
+        :class:`~mcp_client.RequestCancelled`. Safe to call from any task, more than once, or after the end."""
+        self._control.cancel(reason)
+
+    def progress(self) -> AsyncIterator[Progress]:
+        """The call's accepted progress updates, in order, ending when the call ends. One consumer only."""
+        return aiter(self._stream)
+
+    async def result(self) -> ResultT:
+        """Wait for the call to end; return its result or raise its typed error."""
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._raw is not None
+        return self._parse(self._raw)

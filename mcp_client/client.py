@@ -1,0 +1,376 @@
+"""The public client: connect to one MCP server and call its tools, prompts and resources under a policy.
+
+``Client`` owns a task group (the transport's readers, background cancellations), a :class:`Session` on the
+connection, and the default :class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=``
+omitted: the client's; ``None``: no limits; a number: that many seconds of maximum), runs one request through the
+session, and turns the result into the mcp-types model of the method.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, Final, TypeVar
+
+import anyio
+import mcp_types
+from pydantic import BaseModel, ValidationError
+
+from mcp_client._version import __version__
+from mcp_client.call import Call
+from mcp_client.errors import ConnectError, MCPClientError, ProtocolError, ToolError
+from mcp_client.events import Event
+from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.progress import ProgressCallback, ProgressStream, deliver_to_callback
+from mcp_client.protocol.era import Era
+from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity, negotiate
+from mcp_client.session import Session
+from mcp_client.transports.base import JSONObject, Transport
+
+__all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
+
+logger = logging.getLogger("mcp_client")
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_MAX_PAGES = 10_000
+
+
+class UseClientDefault(enum.Enum):
+    """The type of :data:`USE_CLIENT_DEFAULT`."""
+
+    USE_CLIENT_DEFAULT = "USE_CLIENT_DEFAULT"
+
+    def __repr__(self) -> str:
+        return "USE_CLIENT_DEFAULT"
+
+
+USE_CLIENT_DEFAULT: Final = UseClientDefault.USE_CLIENT_DEFAULT
+"""Passed as ``timeout=`` (the default): use the client's policy. ``timeout=None`` means no limits at all."""
+
+TimeoutArg = TimeoutPolicy | float | None | UseClientDefault
+"""What ``timeout=`` accepts: a policy, a number of seconds (the maximum; other fields from the client's policy),
+``None`` for no limits, or :data:`USE_CLIENT_DEFAULT`."""
+
+
+class Client:
+    """A connection to one MCP server.
+
+    ```python
+    async with Client(stdio("python", ["server.py"]), timeout=TimeoutPolicy(idle=30, maximum=600)) as client:
+        result = await client.call_tool("reindex", {"collection": "docs"}, on_progress=print)
+    ```
+
+    Args:
+        transport: How to reach the server: :func:`~mcp_client.stdio`, or :func:`~mcp_client.memory` in tests.
+        timeout: The default policy of every call (``None``: no limits). Its ``connect`` field bounds start-up.
+        protocol: ``"auto"`` (probe with ``server/discover`` at 2026-07-28, fall back to ``initialize``) or one
+            protocol version to use without probing.
+        client_info: ``name``/``version`` (and optional ``title``...) this client reports to servers.
+        on_event: Called with every :mod:`~mcp_client.events` event as it happens; must be quick, must not block.
+        progress_interval: Minimum seconds between two progress deliveries to a callback or iterator.
+        probe_timeout: Seconds to wait for an answer to ``server/discover`` before taking the server for legacy.
+        cancel_timeout: Seconds allowed for putting one cancellation on the wire (in the background).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        timeout: TimeoutPolicy | None = DEFAULT_TIMEOUT,
+        protocol: ProtocolMode = "auto",
+        client_info: Mapping[str, Any] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        progress_interval: float | None = None,
+        probe_timeout: float = 5.0,
+        cancel_timeout: float = 5.0,
+    ) -> None:
+        self.transport = transport
+        self.timeout = timeout if timeout is not None else TimeoutPolicy.unlimited()
+        self.protocol = protocol
+        self.client_info = (
+            dict(client_info) if client_info is not None else {"name": "mcp-client", "version": __version__}
+        )
+        self._on_event = on_event
+        self._progress_interval = progress_interval
+        self._probe_timeout = probe_timeout
+        self._cancel_timeout = cancel_timeout
+        self._stack: AsyncExitStack | None = None
+        self._session: Session | None = None
+        self._identity: ServerIdentity | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        if self._stack is not None:
+            raise RuntimeError("a Client can be entered only once")
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        self._stack = stack
+        try:
+            task_group = await stack.enter_async_context(anyio.create_task_group())
+            session = Session(task_group=task_group, emit=self._on_event, cancel_timeout=self._cancel_timeout)
+            connection = await stack.enter_async_context(self.transport.connect(session))
+            # Runs before the task group exits, after the connection is shut down: ends pending cancel sends.
+            stack.callback(task_group.cancel_scope.cancel)
+            stack.push_async_callback(_shielded_checkpoint)
+            session.attach(connection)
+            self._session = session
+            self._identity = await self._start_session(session)
+        except BaseException as exc:
+            self._stack = None
+            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def _start_session(self, session: Session) -> ServerIdentity:
+        connect = self.timeout.connect
+        with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
+            return await negotiate(
+                session,
+                mode=self.protocol,
+                client_info=self.client_info,
+                capabilities={},
+                probe_timeout=self._probe_timeout,
+            )
+        assert scope.cancelled_caught
+        raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Shut the connection down (for stdio: close stdin, then SIGTERM, then SIGKILL, bounded)."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    # -- what the server said about itself -----------------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        """The session (raises if the client is not connected)."""
+        if self._session is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        return self._session
+
+    @property
+    def era(self) -> Era:
+        """The protocol era in use."""
+        era = self.session.era
+        assert era is not None
+        return era
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version in use, e.g. ``"2026-07-28"``."""
+        return self.era.version
+
+    @property
+    def server_info(self) -> mcp_types.Implementation | None:
+        """The server's name and version, when it said."""
+        return self._identity.server_info if self._identity else None
+
+    @property
+    def server_capabilities(self) -> mcp_types.ServerCapabilities | None:
+        """The capabilities the server declared."""
+        return self._identity.capabilities if self._identity else None
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions for the model, if any."""
+        return self._identity.instructions if self._identity else None
+
+    # -- policy ------------------------------------------------------------------------------------------------
+
+    def resolve_timeout(self, timeout: TimeoutArg) -> TimeoutPolicy:
+        """The policy a call with this ``timeout=`` argument runs under."""
+        if isinstance(timeout, UseClientDefault):
+            return self.timeout
+        if timeout is None:
+            return TimeoutPolicy.unlimited()
+        if isinstance(timeout, TimeoutPolicy):
+            return timeout
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            return self.timeout.replace(maximum=float(timeout))
+        raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
+
+    async def request(
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSONObject:
+        """Send any request and return its raw ``result`` object (for methods without a helper here)."""
+        policy = self.resolve_timeout(timeout)
+        params = dict(params) if params is not None else {}
+        if on_progress is None:
+            return await self.session.request(method, params, policy=policy)
+        stream = ProgressStream(self._progress_interval)
+        error: MCPClientError | None = None
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(deliver_to_callback, stream, on_progress)
+            try:
+                result = await self.session.request(method, params, policy=policy, sink=stream)
+            except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
+                error = exc
+        if error is not None:
+            raise error
+        return result
+
+    # -- tools --------------------------------------------------------------------------------------------------
+
+    async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
+        """Every tool of the server, all pages fetched."""
+        pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout)
+        return [tool for page in [p async for p in pages] for tool in page.tools]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+    ) -> mcp_types.CallToolResult:
+        """Call a tool and return its result.
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            timeout: This call's policy (omitted: the client's; ``None``: no limits; a number: the maximum).
+            on_progress: Called with each accepted :class:`~mcp_client.Progress`, in order, one at a time; a
+                sync or async callable. Updates coalesce if it is slow; none arrive after the result.
+            raise_on_error: Raise :class:`~mcp_client.ToolError` when the tool reports ``isError``.
+
+        Raises:
+            IdleTimeout, MaxTimeout, TransportError, ServerError, ProtocolError, ToolError.
+        """
+        result = await self.request(
+            "tools/call", _tool_params(name, arguments), timeout=timeout, on_progress=on_progress
+        )
+        return _tool_result(name, result, raise_on_error)
+
+    def tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+    ) -> Call[mcp_types.CallToolResult]:
+        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
+
+        ```python
+        async with client.tool_call("reindex", {"collection": "docs"}) as call:
+            async for p in call.progress():
+                print(p.progress, p.total, p.message)
+            result = await call.result()
+        ```
+        Leaving the ``async with`` block before the call ended cancels it.
+        """
+        return Call(
+            self.session,
+            "tools/call",
+            _tool_params(name, arguments),
+            policy=self.resolve_timeout(timeout),
+            parse=lambda result: _tool_result(name, result, raise_on_error),
+            on_progress=on_progress,
+            progress_interval=self._progress_interval,
+        )
+
+    # -- prompts and resources ----------------------------------------------------------------------------------
+
+    async def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
+        """Every prompt of the server, all pages fetched."""
+        pages = self._paginate("prompts/list", mcp_types.ListPromptsResult, timeout)
+        return [prompt for page in [p async for p in pages] for prompt in page.prompts]
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+    ) -> mcp_types.GetPromptResult:
+        """Get a prompt, filled in with ``arguments``."""
+        params: JSONObject = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        result = await self.request("prompts/get", params, timeout=timeout)
+        return parse_result("prompts/get", result, mcp_types.GetPromptResult)
+
+    async def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
+        """Every resource of the server, all pages fetched."""
+        pages = self._paginate("resources/list", mcp_types.ListResourcesResult, timeout)
+        return [resource for page in [p async for p in pages] for resource in page.resources]
+
+    async def read_resource(
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
+    ) -> mcp_types.ReadResourceResult:
+        """Read a resource."""
+        result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
+        return parse_result("resources/read", result, mcp_types.ReadResourceResult)
+
+    async def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            params: JSONObject = {} if cursor is None else {"cursor": cursor}
+            page = parse_result(method, await self.request(method, params, timeout=timeout), model)
+            yield page
+            cursor = getattr(page, "next_cursor", None)
+            if cursor is None:
+                return
+            if cursor in seen:
+                raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
+            seen.add(cursor)
+        raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
+
+
+async def _shielded_checkpoint() -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.lowlevel.checkpoint()
+
+
+def _tool_params(name: str, arguments: Mapping[str, Any] | None) -> JSONObject:
+    params: JSONObject = {"name": name}
+    if arguments is not None:
+        params["arguments"] = dict(arguments)
+    return params
+
+
+def _tool_result(name: str, result: JSONObject, raise_on_error: bool) -> mcp_types.CallToolResult:
+    parsed = parse_result("tools/call", result, mcp_types.CallToolResult)
+    if raise_on_error and parsed.is_error:
+        text = " ".join(block.text for block in parsed.content if isinstance(block, mcp_types.TextContent))
+        raise ToolError(f"tool {name!r} failed: {text or 'no details'}", result=parsed, method="tools/call")
+    return parsed
+
+
+def parse_result(method: str, result: JSONObject, model: type[ModelT]) -> ModelT:
+    """Check ``resultType`` and validate ``result`` as ``model``; anything off is a :class:`ProtocolError`."""
+    result_type = result.get("resultType")
+    if result_type not in (None, "complete"):
+        if result_type == "input_required":
+            raise ProtocolError(
+                f"{method}: the server asked for input (multi-round-trip), which this client does not support yet",
+                method=method,
+            )
+        raise ProtocolError(f"{method}: unknown resultType {result_type!r}", method=method)
+    try:
+        return model.model_validate(result)
+    except ValidationError as exc:
+        raise ProtocolError(f"{method}: the result is not a valid {model.__name__}: {exc}", method=method) from None

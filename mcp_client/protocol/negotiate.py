@@ -1,0 +1,155 @@
+"""Finding out which protocol era a server speaks, and starting the session in it.
+
+The rule of the spec's backward-compatibility section, applied in order:
+
+1. Send ``server/discover`` at the newest modern version. A ``DiscoverResult`` naming a version we speak: modern.
+2. A recognised modern error (``-32022``, ``-32021``, ``-32020``) also identifies a modern server: with ``-32022``
+   pick a mutual modern version and probe once more (new id); if the server lists only handshake versions we
+   accept, fall back to ``initialize``; if nothing is mutual, fail with the versions named.
+3. Any other error, an answer that is not a ``DiscoverResult``, or no answer within the probe timeout: a legacy
+   server. Run ``initialize`` + ``notifications/initialized`` (neither the probe nor ``initialize`` is ever
+   cancelled on the wire). The fallback is never keyed to one error code.
+
+A transport failure during all this is a :class:`~mcp_client.ConnectError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import mcp_types
+from pydantic import ValidationError
+
+from mcp_client.errors import (
+    ConnectError,
+    HeaderMismatch,
+    MCPClientError,
+    MissingClientCapability,
+    RequestTimeout,
+    ServerError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_client.policy import TimeoutPolicy
+from mcp_client.protocol.era import LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, Era
+from mcp_client.session import Session
+
+__all__ = ["ProtocolMode", "ServerIdentity", "negotiate"]
+
+logger = logging.getLogger("mcp_client.protocol")
+
+ProtocolMode = Literal["auto"] | str
+"""``"auto"`` (probe, then fall back), or one protocol version to use without probing for others."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity:
+    """What the server told us about itself while the session started."""
+
+    era: Era
+    server_info: mcp_types.Implementation | None
+    capabilities: mcp_types.ServerCapabilities
+    instructions: str | None
+
+
+async def negotiate(
+    session: Session,
+    *,
+    mode: ProtocolMode,
+    client_info: dict[str, Any],
+    capabilities: dict[str, Any],
+    probe_timeout: float,
+) -> ServerIdentity:
+    """Settle the era with the server behind ``session`` and return what it said about itself."""
+    try:
+        if mode in LEGACY_VERSIONS:
+            return await _initialize(session, mode, client_info, capabilities)
+        if mode != "auto" and mode not in MODERN_VERSIONS:
+            raise ValueError(
+                f"unknown protocol version {mode!r}; use 'auto' or one of {MODERN_VERSIONS + LEGACY_VERSIONS}"
+            )
+        return await _probe(session, mode, client_info, capabilities, probe_timeout)
+    except TransportError as exc:
+        raise ConnectError(f"the connection failed while starting the session: {exc}") from exc
+
+
+async def _probe(
+    session: Session, mode: str, client_info: dict[str, Any], capabilities: dict[str, Any], probe_timeout: float
+) -> ServerIdentity:
+    version = MODERN_VERSIONS[0] if mode == "auto" else mode
+    policy = TimeoutPolicy(idle=None, maximum=probe_timeout, connect=None)
+    for _attempt in range(2):
+        session.era = Era(version, modern=True, client_info=client_info, capabilities=capabilities)
+        try:
+            result = await session.request("server/discover", {}, policy=policy, want_progress=False)
+        except UnsupportedProtocolVersion as exc:
+            mutual = [v for v in MODERN_VERSIONS if v in exc.supported]
+            if mutual and mutual[0] != version:
+                version = mutual[0]
+                continue
+            if any(v in LEGACY_VERSIONS for v in exc.supported) and mode == "auto":
+                return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+            raise ConnectError(
+                f"the server supports protocol versions {exc.supported}, none of which this client speaks"
+            ) from exc
+        except (HeaderMismatch, MissingClientCapability) as exc:
+            logger.debug("discover answered with a modern error (%s): a modern server", exc)
+            return ServerIdentity(session.era, None, mcp_types.ServerCapabilities(), None)
+        except (ServerError, RequestTimeout, MCPClientError) as exc:
+            if isinstance(exc, TransportError) or mode != "auto":
+                raise
+            logger.debug("discover failed (%s): falling back to initialize", exc)
+            return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+        return await _adopt_discover_result(session, result, mode, client_info, capabilities)
+    raise ConnectError("the server kept rejecting the protocol version it named as supported")
+
+
+async def _adopt_discover_result(
+    session: Session, result: dict[str, Any], mode: str, client_info: dict[str, Any], capabilities: dict[str, Any]
+) -> ServerIdentity:
+    try:
+        discovered = mcp_types.DiscoverResult.model_validate(result)
+    except ValidationError:
+        if mode != "auto":
+            raise ConnectError("the server's answer to server/discover is not a DiscoverResult") from None
+        logger.debug("discover answered with something else (%r): falling back to initialize", result)
+        return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+    mutual = [v for v in MODERN_VERSIONS if v in discovered.supported_versions]
+    if not mutual:
+        if mode == "auto" and any(v in LEGACY_VERSIONS for v in discovered.supported_versions):
+            return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+        raise ConnectError(f"the server supports protocol versions {discovered.supported_versions}, none of ours")
+    session.era = Era(mutual[0], modern=True, client_info=client_info, capabilities=capabilities)
+    return ServerIdentity(session.era, _server_info(discovered.meta), discovered.capabilities, discovered.instructions)
+
+
+async def _initialize(
+    session: Session, version: str, client_info: dict[str, Any], capabilities: dict[str, Any]
+) -> ServerIdentity:
+    session.era = Era(version, modern=False)
+    params = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": client_info}
+    policy = TimeoutPolicy(idle=None, maximum=None, connect=None)  # bounded by the connect budget around us
+    result = await session.request("initialize", params, policy=policy, want_progress=False)
+    try:
+        initialized = mcp_types.InitializeResult.model_validate(result)
+    except ValidationError as exc:
+        raise ConnectError(f"the server's answer to initialize is not an InitializeResult: {exc}") from exc
+    if initialized.protocol_version not in LEGACY_VERSIONS:
+        raise ConnectError(
+            f"the server chose protocol version {initialized.protocol_version!r}, which this client does not speak"
+        )
+    session.era = Era(initialized.protocol_version, modern=False)
+    await session.notify("notifications/initialized")
+    return ServerIdentity(session.era, initialized.server_info, initialized.capabilities, initialized.instructions)
+
+
+def _server_info(meta: dict[str, Any] | None) -> mcp_types.Implementation | None:
+    raw = (meta or {}).get(SERVER_INFO_KEY)
+    if raw is None:
+        return None
+    try:
+        return mcp_types.Implementation.model_validate(raw)
+    except ValidationError:
+        return None

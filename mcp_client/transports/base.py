@@ -1,0 +1,80 @@
+"""The contract between the session and a transport.
+
+A :class:`Transport` is a recipe (what users pass to ``Client``: ``stdio(...)``, ``http(...)``); connecting it
+yields a :class:`Connection`, which owns the bytes, processes and sockets. Incoming traffic goes to a
+:class:`MessageHandler` (the session), which routes it by id and token. A connection never interprets MCP beyond
+what its framing needs; the protocol era is handed to it only where the wire form of an act differs by era
+(how a cancellation looks).
+"""
+
+from __future__ import annotations
+
+import abc
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, TypeAlias
+
+from mcp_client.errors import TransportError
+from mcp_client.events import CancelMethod
+
+__all__ = ["JSONObject", "Connection", "MessageHandler", "RequestId", "Transport"]
+
+JSONObject: TypeAlias = dict[str, Any]
+RequestId: TypeAlias = int | str
+
+
+class MessageHandler(Protocol):
+    """Where a connection delivers what it reads. Implemented by the session; called from reader tasks."""
+
+    def on_message(self, message: JSONObject) -> None:
+        """A well-formed JSON object arrived."""
+
+    def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:
+        """Something arrived that is not a message (bad JSON, not an object, oversized). ``request_id`` is set
+        when the broken message could still be attributed to a request, so that request can fail at once."""
+
+    def on_request_failed(self, request_id: RequestId, error: TransportError) -> None:
+        """The channel of one request broke (HTTP); the request fails, nothing else does."""
+
+    def on_closed(self, error: TransportError) -> None:
+        """The shared channel is gone (the process died, stdout closed): every request on it fails."""
+
+
+class Connection(abc.ABC):
+    """One live connection to a server."""
+
+    @abc.abstractmethod
+    async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
+        """Write a request. Raises :class:`TransportError` with ``written`` saying whether it may have left."""
+
+    @abc.abstractmethod
+    async def send_notification(self, message: JSONObject) -> None:
+        """Write a notification (best effort; raises :class:`TransportError`)."""
+
+    @abc.abstractmethod
+    async def send_response(self, message: JSONObject) -> None:
+        """Answer a server-initiated request (2025-11-25 only)."""
+
+    @abc.abstractmethod
+    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
+        """Put a cancellation of ``request_id`` on the wire in the form this transport and era require."""
+
+    def release(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """The request ended; free whatever the connection holds for it (an HTTP response stream)."""
+
+    @property
+    def process_id(self) -> int | None:
+        """The server's process id for stdio connections, else None."""
+        return None
+
+
+class Transport(abc.ABC):
+    """How to reach a server. Immutable; connecting it yields a :class:`Connection`."""
+
+    @abc.abstractmethod
+    def connect(self, handler: MessageHandler) -> AbstractAsyncContextManager[Connection]:
+        """Bring the connection up; leaving the context shuts it down cleanly (bounded)."""
+
+    @property
+    @abc.abstractmethod
+    def description(self) -> str:
+        """A short human-readable name of the endpoint, for errors and logs."""

@@ -1,0 +1,174 @@
+"""Newline-delimited JSON over a pair of byte streams: the framing of stdio, shared by the in-memory transport.
+
+One reader task splits the incoming bytes into lines, parses each as compact JSON and hands objects to the
+session. A line that is not JSON, not an object, or longer than the size limit is reported and skipped: it never
+ends the connection and never disturbs unrelated requests. Writes are serialised by a lock so lines never
+interleave. End of input is the death of the shared channel: every request on it fails at once.
+
+Cancellation is the same in both eras here: a ``notifications/cancelled`` message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+
+import anyio
+import anyio.abc
+
+from mcp_client.errors import TransportError
+from mcp_client.events import CancelMethod
+from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "read_lines"]
+
+logger = logging.getLogger("mcp_client.transport")
+
+DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
+"""Largest message accepted from a server, in bytes (32 MiB)."""
+
+_CHUNK = 65536
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
+def encode_message(message: JSONObject) -> bytes:
+    """Compact JSON plus the newline that ends it. JSON escapes newlines inside strings, so one line each."""
+    return (_encode(message) + "\n").encode()
+
+
+def _id_from_head(head: bytes) -> RequestId | None:
+    """Best effort: the id of a message that will not be parsed whole (too large, cut off)."""
+    match = _ID_IN_HEAD.search(head[:512])
+    if match is None:
+        return None
+    token = match.group(1)
+    if token.startswith(b'"'):
+        try:
+            value = json.loads(token)
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+    return int(token)
+
+
+async def read_lines(
+    stream: anyio.abc.ByteReceiveStream,
+    handler: MessageHandler,
+    *,
+    max_message_size: int,
+) -> None:
+    """Read messages until end of input, delivering each to ``handler``. Returns at EOF."""
+    buffer = bytearray()
+    discarding: bytes | None = None  # head of an oversized line being skipped
+    while True:
+        try:
+            chunk = await stream.receive(_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            break
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline < 0:
+                break
+            piece = chunk[start:newline]
+            start = newline + 1
+            if discarding is not None:
+                _report_oversized(handler, discarding, max_message_size)
+                discarding = None
+                buffer.clear()
+                continue
+            if buffer:
+                buffer += piece
+                line = bytes(buffer)
+                buffer.clear()
+            else:
+                line = piece
+            if len(line) > max_message_size:
+                _report_oversized(handler, line[:512], max_message_size)
+                continue
+            _deliver_line(line, handler)
+        rest = chunk[start:]
+        if discarding is None and rest:
+            buffer += rest
+            if len(buffer) > max_message_size:
+                discarding = bytes(buffer[:512])
+                buffer.clear()
+    if discarding is not None or buffer.strip():
+        head = discarding if discarding is not None else bytes(buffer[:512])
+        handler.on_invalid("input ended in the middle of a message", head, _id_from_head(head))
+
+
+def _report_oversized(handler: MessageHandler, head: bytes, limit: int) -> None:
+    handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", head, _id_from_head(head))
+
+
+def _deliver_line(line: bytes, handler: MessageHandler) -> None:
+    if not line.strip():
+        return
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        handler.on_invalid(f"not valid JSON ({exc})", line[:512], _id_from_head(line))
+        return
+    if not isinstance(message, dict):
+        handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", line[:512], None)
+        return
+    handler.on_message(message)
+
+
+class LineConnection(Connection):
+    """A :class:`Connection` writing newline-delimited JSON to a byte stream.
+
+    The reader side is run by whoever owns the streams (see :func:`read_lines`); this class only writes.
+    """
+
+    def __init__(
+        self,
+        send_stream: anyio.abc.ByteSendStream,
+        *,
+        describe_failure: Callable[[], str] = lambda: "the server's input is closed",
+    ) -> None:
+        self._send_stream = send_stream
+        self._lock = anyio.Lock()
+        self._describe_failure = describe_failure
+        self._closed = False
+
+    async def _write(self, message: JSONObject) -> None:
+        data = encode_message(message)
+        if self._closed:
+            raise TransportError(self._describe_failure(), written=False)
+        try:
+            async with self._lock:
+                await self._send_stream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._closed = True
+            raise TransportError(f"{self._describe_failure()}: {exc or type(exc).__name__}", written=False) from exc
+
+    async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
+        await self._write(message)
+
+    async def send_notification(self, message: JSONObject) -> None:
+        await self._write(message)
+
+    async def send_response(self, message: JSONObject) -> None:
+        await self._write(message)
+
+    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
+        params: JSONObject = {"requestId": request_id}
+        if reason:
+            params["reason"] = reason
+        await self._write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+        return CancelMethod.NOTIFICATION
+
+    async def close_input(self) -> None:
+        """Close the server's input (the first rung of the stdio shutdown ladder)."""
+        self._closed = True
+        with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+            async with self._lock:
+                try:
+                    await self._send_stream.aclose()
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    logger.debug("server input already closed")
