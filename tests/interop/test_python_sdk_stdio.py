@@ -62,7 +62,8 @@ async def test_progress_resets_idle_so_a_long_call_succeeds(
         )
     assert not result.is_error
     assert sum(isinstance(e, IdleTimerReset) for e in events) >= 10
-    assert seen == sorted(seen) and len(seen) >= 2
+    assert seen == sorted(seen)
+    assert len(seen) >= 2
     assert "long completed" in events_file.read_text().splitlines()
 
 

@@ -50,7 +50,8 @@ async def test_progress_resets_idle_so_a_long_operation_succeeds(server_everythi
         )
     assert not result.is_error
     assert sum(isinstance(e, IdleTimerReset) for e in events) >= 10
-    assert seen == sorted(seen) and seen[-1] == 15
+    assert seen == sorted(seen)
+    assert seen[-1] == 15
 
 
 @pytest.mark.anyio
@@ -67,4 +68,5 @@ async def test_timed_out_call_is_cancelled_and_its_stale_progress_is_silent(
         assert not (await client.call_tool("echo", {"message": "after"})).is_error
     assert [e.request_id for e in events if isinstance(e, CancelSent)] == [request_id]
     late = [e for e in events if isinstance(e, LateMessage) and e.request_id == request_id]
-    assert late and all(e.kind == "progress" for e in late)
+    assert late
+    assert all(e.kind == "progress" for e in late)
