@@ -15,6 +15,7 @@ ended becomes a ``LateMessage`` event and nothing else.
 from __future__ import annotations
 
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -448,7 +449,7 @@ class Session:
         note = params.get("message")
         update = Progress(
             float(value),  # type: ignore[arg-type]
-            float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
+            _finite_or_none(total),
             note if isinstance(note, str) else None,
         )
         if deliver and request.sink is not None:
@@ -536,9 +537,19 @@ def _as_int_id(raw: object) -> int | None:
         return None
     if isinstance(raw, int):
         return raw
-    if isinstance(raw, str) and raw.isdigit():
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 18:
         return int(raw)
     return None
+
+
+def _finite_or_none(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _timeout_reason(kind: TimeoutKind, policy: TimeoutPolicy) -> str:

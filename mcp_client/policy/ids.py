@@ -30,7 +30,7 @@ class RequestIds:
             return False
         if isinstance(request_id, str):
             # Some peers echo ids as strings ("7"); JSON-RPC correlation treats them as the same id.
-            if not request_id.isdigit():
+            if not (request_id.isascii() and request_id.isdigit() and len(request_id) <= 18):
                 return False
             request_id = int(request_id)
         return isinstance(request_id, int) and 1 <= request_id < self._next

@@ -95,9 +95,15 @@ class ProgressTracker:
         """Decide on a raw ``progress`` value from the wire, without recording it."""
         if self._finished:
             return ProgressVerdict.FINISHED
-        if isinstance(progress, bool) or not isinstance(progress, int | float) or not math.isfinite(progress):
+        if isinstance(progress, bool) or not isinstance(progress, int | float):
             return ProgressVerdict.NOT_A_NUMBER
-        if self._attempt_last is not None and progress <= self._attempt_last:
+        try:
+            value = float(progress)
+        except OverflowError:  # an integer JSON literal too large for a float
+            return ProgressVerdict.NOT_A_NUMBER
+        if not math.isfinite(value):
+            return ProgressVerdict.NOT_A_NUMBER
+        if self._attempt_last is not None and value <= self._attempt_last:
             return ProgressVerdict.NOT_INCREASING
         return ProgressVerdict.ACCEPTED
 
