@@ -1,0 +1,65 @@
+"""Which event loop and which clock each async test runs on.
+
+Async tests (``@pytest.mark.anyio``) get their ``anyio_backend`` here, chosen by marker:
+
+* ``@pytest.mark.fake_clock``: trio on ``trio.testing.MockClock(autojump_threshold=0)`` only. For every test
+  whose outcome depends on time passing (timeouts, intervals, slow tools). Whenever all tasks are blocked the
+  clock jumps straight to the next deadline, so nothing sleeps for real and ``anyio.current_time()`` is exact.
+  asyncio has no fake clock, so these tests do not run on it.
+* ``@pytest.mark.real_clock``: asyncio and trio, both on real clocks. For tests that drive real processes or
+  threads, where a jumping clock would fire every timeout at once.
+* neither marker, under ``tests/integration``: asyncio, and trio on a fake clock. For tests where time plays no
+  part (in-memory round trips): they run on both loops, and on trio a test that would wait forever fails at its
+  first deadline instead of hanging.
+* neither marker, elsewhere: asyncio and trio on real clocks (anyio's own default).
+
+A test that parametrizes ``anyio_backend`` itself keeps its own choice. Each test gets a fresh ``MockClock``,
+so fake time starts anew per test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio.testing
+
+INTEGRATION_DIR = Path(__file__).resolve().parent / "integration"
+
+ASYNCIO = "asyncio"
+TRIO = "trio"
+TRIO_FAKE_CLOCK = "trio-fake-clock"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "fake_clock: run only on trio with a MockClock that jumps (timing tests)")
+    config.addinivalue_line("markers", "real_clock: run on asyncio and trio with real clocks (processes, threads)")
+
+
+def _backends(metafunc: pytest.Metafunc) -> list[str]:
+    """The backends a test runs on."""
+    if metafunc.definition.get_closest_marker("fake_clock") is not None:
+        return [TRIO_FAKE_CLOCK]
+    if metafunc.definition.get_closest_marker("real_clock") is not None:
+        return [ASYNCIO, TRIO]
+    if INTEGRATION_DIR in Path(str(metafunc.definition.path)).resolve().parents:
+        return [ASYNCIO, TRIO_FAKE_CLOCK]
+    return [ASYNCIO, TRIO]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "anyio_backend" not in metafunc.fixturenames:
+        return
+    if any("anyio_backend" in marker.args[0] for marker in metafunc.definition.iter_markers("parametrize")):
+        return  # the test chose its backends itself
+    metafunc.parametrize("anyio_backend", _backends(metafunc), indirect=True)
+
+
+@pytest.fixture
+def anyio_backend(request: pytest.FixtureRequest) -> Any:
+    """The backend of one test: ``"asyncio"``, ``"trio"``, or trio with a fresh jumping ``MockClock``."""
+    name = getattr(request, "param", ASYNCIO)
+    if name == TRIO_FAKE_CLOCK:
+        return (TRIO, {"clock": trio.testing.MockClock(autojump_threshold=0)})
+    return name
