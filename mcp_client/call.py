@@ -16,7 +16,7 @@ import anyio.abc
 
 from mcp_client.errors import MCPClientError
 from mcp_client.policy import Progress, TimeoutPolicy
-from mcp_client.progress import FanOut, ProgressCallback, ProgressSink, ProgressStream, deliver_to_callback
+from mcp_client.progress import CallbackPump, FanOut, ProgressCallback, ProgressSink, ProgressStream
 from mcp_client.session import RequestControl, Session
 from mcp_client.transports.base import JSONObject
 
@@ -52,6 +52,7 @@ class Call(Generic[ResultT]):
         self._raw: JSONObject | None = None
         self._error: MCPClientError | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._pump: CallbackPump | None = None
 
     async def __aenter__(self) -> Call[ResultT]:
         if self._task_group is not None:
@@ -61,11 +62,17 @@ class Call(Generic[ResultT]):
         sink: ProgressSink = self._stream
         if self._callback_stream is not None and self._on_progress is not None:
             sink = FanOut(self._stream, self._callback_stream)
-            self._task_group.start_soon(deliver_to_callback, self._callback_stream, self._on_progress)
+            self._pump = CallbackPump(self._callback_stream, self._on_progress)
+            self._task_group.start_soon(self._pump.run)
         self._task_group.start_soon(self._run, sink)
         return self
 
     async def _run(self, sink: ProgressSink) -> None:
+        maximum = self.policy.maximum
+        hard_deadline = min(
+            anyio.current_time() + maximum if maximum is not None else float("inf"),
+            anyio.current_effective_deadline(),
+        )
         try:
             self._raw = await self._session.request(
                 self.method, self._params, policy=self.policy, sink=sink, control=self._control
@@ -73,6 +80,8 @@ class Call(Generic[ResultT]):
         except MCPClientError as exc:
             self._error = exc
         finally:
+            if self._pump is not None:
+                self._pump.finish(succeeded=self._error is None, deadline=hard_deadline)
             self._done.set()
 
     async def __aexit__(

@@ -24,7 +24,7 @@ from mcp_client.call import Call
 from mcp_client.errors import ConnectError, MCPClientError, ProtocolError, ToolError
 from mcp_client.events import Event
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
-from mcp_client.progress import ProgressCallback, ProgressStream, deliver_to_callback
+from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
 from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity, negotiate
 from mcp_client.session import Session
@@ -217,13 +217,16 @@ class Client:
         if on_progress is None:
             return await self.session.request(method, params, policy=policy)
         stream = ProgressStream(self._progress_interval)
+        pump = CallbackPump(stream, on_progress)
+        hard_deadline = _hard_deadline(policy)
         error: MCPClientError | None = None
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(deliver_to_callback, stream, on_progress)
+            task_group.start_soon(pump.run)
             try:
                 result = await self.session.request(method, params, policy=policy, sink=stream)
             except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
                 error = exc
+            pump.finish(succeeded=error is None, deadline=hard_deadline)
         if error is not None:
             raise error
         return result
@@ -338,6 +341,12 @@ class Client:
                 raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
             seen.add(cursor)
         raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
+
+
+def _hard_deadline(policy: TimeoutPolicy) -> float:
+    """The latest moment a call starting now may end: its maximum, capped by the caller's own deadline."""
+    maximum = anyio.current_time() + policy.maximum if policy.maximum is not None else float("inf")
+    return min(maximum, anyio.current_effective_deadline())
 
 
 async def _shielded_checkpoint() -> None:

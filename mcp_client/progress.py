@@ -17,7 +17,7 @@ import anyio
 
 from mcp_client.policy.progress import Progress, ProgressCoalescer
 
-__all__ = ["ProgressCallback", "ProgressSink", "ProgressStream", "deliver_to_callback"]
+__all__ = ["CallbackPump", "ProgressCallback", "ProgressSink", "ProgressStream", "deliver_to_callback"]
 
 logger = logging.getLogger("mcp_client.progress")
 
@@ -117,3 +117,30 @@ async def deliver_to_callback(stream: ProgressStream, callback: ProgressCallback
                     await outcome
         except Exception:
             logger.exception("progress callback %r failed", callback)
+
+
+class CallbackPump:
+    """Runs :func:`deliver_to_callback` in a cancel scope of its own, so the call decides how long it may go on.
+
+    When the call fails, delivery stops at once; when it succeeds, the last pending update may still be delivered,
+    but never past the call's hard deadline: a slow callback cannot hold a finished call beyond its maximum.
+    """
+
+    __slots__ = ("_callback", "_scope", "_stream")
+
+    def __init__(self, stream: ProgressStream, callback: ProgressCallback) -> None:
+        self._stream = stream
+        self._callback = callback
+        self._scope = anyio.CancelScope()
+
+    async def run(self) -> None:
+        """Deliver until the stream ends or :meth:`finish` cuts it short. Run it in a task group."""
+        with self._scope:
+            await deliver_to_callback(self._stream, self._callback)
+
+    def finish(self, *, succeeded: bool, deadline: float) -> None:
+        """The call ended: stop now (failure) or drain until ``deadline`` at the latest (success)."""
+        if succeeded:
+            self._scope.deadline = min(self._scope.deadline, deadline)
+        else:
+            self._scope.cancel()

@@ -409,8 +409,10 @@ class Session:
             return
         if "result" not in message and "error" not in message:
             request.settle({}, ProtocolError(f"{request.method}: a response with neither result nor error"))
-            return
-        request.settle(message)
+        else:
+            request.settle(message)
+        # Forget it now, not when its waiter next runs: a duplicate answer or progress arriving in between is late.
+        self._forget(request)
 
     def _late_or_unknown(self, raw_id: object, request_id: int | None, message: JSONObject) -> None:
         if request_id is not None and self._ids.was_issued(request_id):
@@ -498,6 +500,7 @@ class Session:
         request = self._in_flight.get(key) if key is not None else None
         if request is not None:
             request.settle({}, ProtocolError(f"{request.method}: the response could not be read: {detail}"))
+            self._forget(request)
 
     def on_request_failed(self, request_id: RequestId, error: TransportError) -> None:
         """One request's channel broke (HTTP): that request fails, nothing else."""
@@ -506,6 +509,7 @@ class Session:
         self.emit(TransportFailure(request_id, error))
         if request is not None:
             request.settle({}, error)
+            self._forget(request)
 
     def on_closed(self, error: TransportError) -> None:
         """The shared channel is gone: every request in flight fails now, each with the same typed error."""
