@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.abc
 
 from mcp_client.errors import MCPClientError
 from mcp_client.policy import Progress, TimeoutPolicy
+from mcp_client.policy.retry import RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, FanOut, ProgressCallback, ProgressSink, ProgressStream
 from mcp_client.session import RequestControl, Session
 from mcp_client.transports.base import JSONObject
@@ -38,6 +39,10 @@ class Call(Generic[ResultT]):
         parse: Callable[[JSONObject], ResultT],
         on_progress: ProgressCallback | None = None,
         progress_interval: float | None = None,
+        retry: RetryPolicy | None = None,
+        idempotent: bool = False,
+        budget: RetryBudget | None = None,
+        max_rounds: int = 10,
     ) -> None:
         self.method = method
         self.policy = policy
@@ -45,6 +50,12 @@ class Call(Generic[ResultT]):
         self._params = params
         self._parse = parse
         self._on_progress = on_progress
+        self._options: dict[str, Any] = {
+            "retry": retry,
+            "idempotent": idempotent,
+            "budget": budget,
+            "max_rounds": max_rounds,
+        }
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)
         self._callback_stream = ProgressStream(progress_interval) if on_progress is not None else None
@@ -75,7 +86,7 @@ class Call(Generic[ResultT]):
         )
         try:
             self._raw = await self._session.request(
-                self.method, self._params, policy=self.policy, sink=sink, control=self._control
+                self.method, self._params, policy=self.policy, sink=sink, control=self._control, **self._options
             )
         except MCPClientError as exc:
             self._error = exc
@@ -93,12 +104,19 @@ class Call(Generic[ResultT]):
         assert self._task_group is not None
         if not self._done.is_set():
             self._control.cancel("the host stopped waiting for the call")
-        return await self._task_group.__aexit__(exc_type, exc, traceback)
+        # The block's own exception is not the task group's business: handing it over would wrap it in a group.
+        await self._task_group.__aexit__(None, None, None)
+        return None
 
     @property
     def done(self) -> bool:
         """True once the call ended, with a result or an error."""
         return self._done.is_set()
+
+    @property
+    def request_ids(self) -> tuple[int | str, ...]:
+        """The JSON-RPC ids this call has used so far, one per attempt or input round (empty before it is sent)."""
+        return self._control.request_ids
 
     def cancel(self, reason: str = "cancelled by the client") -> None:
         """End the call: the server is told (``reason`` goes with it) and :meth:`result` raises

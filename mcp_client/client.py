@@ -9,6 +9,7 @@ session, and turns the result into the mcp-types model of the method.
 from __future__ import annotations
 
 import enum
+import fnmatch
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -23,7 +24,9 @@ from mcp_client._version import __version__
 from mcp_client.call import Call
 from mcp_client.errors import ConnectError, MCPClientError, ProtocolError, ToolError
 from mcp_client.events import Event
+from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
 from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity, negotiate
@@ -80,24 +83,36 @@ class Client:
         self,
         transport: Transport,
         *,
-        timeout: TimeoutPolicy | None = DEFAULT_TIMEOUT,
+        timeout: TimeoutPolicy | float | None = DEFAULT_TIMEOUT,
         protocol: ProtocolMode = "auto",
         client_info: Mapping[str, Any] | None = None,
         on_event: Callable[[Event], None] | None = None,
         progress_interval: float | None = None,
         probe_timeout: float = 5.0,
         cancel_timeout: float = 5.0,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
+        retry_rules: Mapping[str, RetryPolicy | None] | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+        max_input_rounds: int = 10,
     ) -> None:
         self.transport = transport
-        self.timeout = timeout if timeout is not None else TimeoutPolicy.unlimited()
+        self.timeout = _client_policy(timeout)
         self.protocol = protocol
-        self.client_info = (
-            dict(client_info) if client_info is not None else {"name": "mcp-client", "version": __version__}
-        )
+        default_info = {"name": "mcp-client", "version": __version__}
+        self.client_info = dict(client_info) if client_info is not None else default_info
+        self.retry = retry
+        self.retry_rules = dict(retry_rules or {})
+        self.retry_budget = RetryBudget()
+        """Shared by every call of this client: retries stop while most recent attempts fail."""
+        self.max_input_rounds = max_input_rounds
         self._on_event = on_event
         self._progress_interval = progress_interval
         self._probe_timeout = probe_timeout
         self._cancel_timeout = cancel_timeout
+        self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
+        self._idempotent_tools: dict[str, bool] = {}
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._identity: ServerIdentity | None = None
@@ -112,17 +127,28 @@ class Client:
         self._stack = stack
         try:
             task_group = await stack.enter_async_context(anyio.create_task_group())
-            session = Session(task_group=task_group, emit=self._on_event, cancel_timeout=self._cancel_timeout)
-            connection = await stack.enter_async_context(self.transport.connect(session))
-            # Runs before the task group exits, after the connection is shut down: ends pending cancel sends.
+            # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
-            stack.push_async_callback(_shielded_checkpoint)
+            session = Session(
+                task_group=task_group,
+                emit=self._on_event,
+                cancel_timeout=self._cancel_timeout,
+                input_handler=self._handlers.handle if self._handlers.any else None,
+                on_notification=self._on_notification,
+            )
+            connection = await stack.enter_async_context(self.transport.connect(session))
+            # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
+            stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
             session.attach(connection)
             self._session = session
             self._identity = await self._start_session(session)
         except BaseException as exc:
             self._stack = None
-            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            # Close without handing the error to the task group, which would wrap it in an exception group.
+            # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
+            await stack.aclose()
+            if isinstance(exc, MCPClientError) and not isinstance(exc, ConnectError):
+                raise ConnectError(f"could not start a session with {self.transport.description!r}: {exc}") from exc
             raise
         return self
 
@@ -133,7 +159,7 @@ class Client:
                 session,
                 mode=self.protocol,
                 client_info=self.client_info,
-                capabilities={},
+                capabilities=self._handlers.capabilities(),
                 probe_timeout=self._probe_timeout,
             )
         assert scope.cancelled_caught
@@ -203,6 +229,24 @@ class Client:
             return self.timeout.replace(maximum=float(timeout))
         raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
 
+    def resolve_retry(
+        self, retry: RetryPolicy | UseClientDefault | None, tool: str | None = None
+    ) -> RetryPolicy | None:
+        """The retry policy of a call: the call's own, else the first rule matching the tool, else the client's."""
+        if not isinstance(retry, UseClientDefault):
+            return retry
+        if tool is not None:
+            if tool in self.retry_rules:
+                return self.retry_rules[tool]
+            for pattern, rule in self.retry_rules.items():
+                if fnmatch.fnmatchcase(tool, pattern):
+                    return rule
+        return self.retry
+
+    def is_idempotent(self, tool: str) -> bool:
+        """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
+        return self._idempotent_tools.get(tool, False)
+
     async def request(
         self,
         method: str,
@@ -210,12 +254,24 @@ class Client:
         *,
         timeout: TimeoutArg = USE_CLIENT_DEFAULT,
         on_progress: ProgressCallback | None = None,
+        retry: RetryPolicy | UseClientDefault | None = USE_CLIENT_DEFAULT,
+        idempotent: bool = False,
     ) -> JSONObject:
-        """Send any request and return its raw ``result`` object (for methods without a helper here)."""
+        """Send any request and return its raw ``result`` object (for methods without a helper here).
+
+        ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
+        """
         policy = self.resolve_timeout(timeout)
+        options: dict[str, Any] = {
+            "policy": policy,
+            "retry": self.resolve_retry(retry, params.get("name") if params and method == "tools/call" else None),
+            "idempotent": idempotent,
+            "budget": self.retry_budget,
+            "max_rounds": self.max_input_rounds,
+        }
         params = dict(params) if params is not None else {}
         if on_progress is None:
-            return await self.session.request(method, params, policy=policy)
+            return await self.session.request(method, params, **options)
         stream = ProgressStream(self._progress_interval)
         pump = CallbackPump(stream, on_progress)
         hard_deadline = _hard_deadline(policy)
@@ -223,7 +279,7 @@ class Client:
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(pump.run)
             try:
-                result = await self.session.request(method, params, policy=policy, sink=stream)
+                result = await self.session.request(method, params, sink=stream, **options)
             except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
                 error = exc
             pump.finish(succeeded=error is None, deadline=hard_deadline)
@@ -231,12 +287,18 @@ class Client:
             raise error
         return result
 
+    def _on_notification(self, method: str, params: JSONObject) -> None:
+        if method == "notifications/tools/list_changed":
+            self._idempotent_tools.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
+
     # -- tools --------------------------------------------------------------------------------------------------
 
     async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
         """Every tool of the server, all pages fetched."""
         pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout)
-        return [tool for page in [p async for p in pages] for tool in page.tools]
+        tools = [tool for page in [p async for p in pages] for tool in page.tools]
+        self._idempotent_tools = {tool.name: _idempotent(tool) for tool in tools}
+        return tools
 
     async def call_tool(
         self,
@@ -246,6 +308,7 @@ class Client:
         timeout: TimeoutArg = USE_CLIENT_DEFAULT,
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
+        retry: RetryPolicy | UseClientDefault | None = USE_CLIENT_DEFAULT,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result.
 
@@ -256,6 +319,9 @@ class Client:
             on_progress: Called with each accepted :class:`~mcp_client.Progress`, in order, one at a time; a
                 sync or async callable. Updates coalesce if it is slow; none arrive after the result.
             raise_on_error: Raise :class:`~mcp_client.ToolError` when the tool reports ``isError``.
+            retry: This call's :class:`~mcp_client.RetryPolicy` (omitted: a matching ``retry_rules`` entry, else
+                the client's; ``None``: no retries). Only safe cases are ever retried: a request that never left,
+                or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
 
         Raises:
             IdleTimeout, MaxTimeout, TransportError, ServerError, ProtocolError, ToolError.
@@ -273,6 +339,7 @@ class Client:
         timeout: TimeoutArg = USE_CLIENT_DEFAULT,
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
+        retry: RetryPolicy | UseClientDefault | None = USE_CLIENT_DEFAULT,
     ) -> Call[mcp_types.CallToolResult]:
         """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
 
@@ -292,6 +359,10 @@ class Client:
             parse=lambda result: _tool_result(name, result, raise_on_error),
             on_progress=on_progress,
             progress_interval=self._progress_interval,
+            retry=self.resolve_retry(retry, name),
+            idempotent=self.is_idempotent(name),
+            budget=self.retry_budget,
+            max_rounds=self.max_input_rounds,
         )
 
     # -- prompts and resources ----------------------------------------------------------------------------------
@@ -312,7 +383,7 @@ class Client:
         params: JSONObject = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = await self.request("prompts/get", params, timeout=timeout)
+        result = await self.request("prompts/get", params, timeout=timeout, idempotent=True)
         return parse_result("prompts/get", result, mcp_types.GetPromptResult)
 
     async def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
@@ -324,7 +395,7 @@ class Client:
         self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
     ) -> mcp_types.ReadResourceResult:
         """Read a resource."""
-        result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
+        result = await self.request("resources/read", {"uri": uri}, timeout=timeout, idempotent=True)
         return parse_result("resources/read", result, mcp_types.ReadResourceResult)
 
     async def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
@@ -332,7 +403,7 @@ class Client:
         seen: set[str] = set()
         for _ in range(_MAX_PAGES):
             params: JSONObject = {} if cursor is None else {"cursor": cursor}
-            page = parse_result(method, await self.request(method, params, timeout=timeout), model)
+            page = parse_result(method, await self.request(method, params, timeout=timeout, idempotent=True), model)
             yield page
             cursor = getattr(page, "next_cursor", None)
             if cursor is None:
@@ -343,15 +414,25 @@ class Client:
         raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
 
 
+def _client_policy(timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
+    if timeout is None:
+        return TimeoutPolicy.unlimited()
+    if isinstance(timeout, TimeoutPolicy):
+        return timeout
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+        return DEFAULT_TIMEOUT.replace(maximum=float(timeout))
+    raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
+
+
 def _hard_deadline(policy: TimeoutPolicy) -> float:
     """The latest moment a call starting now may end: its maximum, capped by the caller's own deadline."""
     maximum = anyio.current_time() + policy.maximum if policy.maximum is not None else float("inf")
     return min(maximum, anyio.current_effective_deadline())
 
 
-async def _shielded_checkpoint() -> None:
-    with anyio.CancelScope(shield=True):
-        await anyio.lowlevel.checkpoint()
+def _idempotent(tool: mcp_types.Tool) -> bool:
+    hints = tool.annotations
+    return hints is not None and bool(hints.idempotent_hint or hints.read_only_hint)
 
 
 def _tool_params(name: str, arguments: Mapping[str, Any] | None) -> JSONObject:

@@ -20,9 +20,11 @@ Every error carries the context of the call it ended: ``method``, ``request_ids`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
+    "Attempt",
     "ConnectError",
     "HeaderMismatch",
     "IdleTimeout",
@@ -43,6 +45,16 @@ __all__ = [
     "TransportError",
     "UnsupportedProtocolVersion",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One request on the wire that a call made and that failed: its id, why, and when (the client's clock)."""
+
+    request_id: int | str
+    cause: MCPClientError
+    started: float
+    ended: float
 
 
 class MCPClientError(Exception):
@@ -72,6 +84,8 @@ class MCPClientError(Exception):
         self.request_ids = request_ids
         self.elapsed = elapsed
         self.last_progress = last_progress
+        self.attempts: tuple[Attempt, ...] = ()
+        """Every failed attempt of the call, oldest first (retries, input rounds); the last one is this error's."""
 
     def with_context(
         self,
@@ -97,10 +111,22 @@ class ConnectError(MCPClientError):
 class TransportError(MCPClientError):
     """The channel carrying the request failed: the process died, the connection dropped, the stream broke."""
 
-    def __init__(self, message: str, *, written: bool, **context: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        written: bool,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        **context: Any,
+    ) -> None:
         super().__init__(message, **context)
         self.written = written
         """True if the request may have reached the server (so it may have run); False if it surely did not."""
+        self.status_code = status_code
+        """The HTTP status, when the failure was an HTTP answer."""
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (``Retry-After``), when it did."""
 
 
 class RequestTimeout(MCPClientError, TimeoutError):

@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -25,6 +26,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from mcp_client.errors import (
+    Attempt,
     IdleTimeout,
     MaxTimeout,
     MCPClientError,
@@ -43,6 +45,7 @@ from mcp_client.events import (
     ProtocolViolation,
     RequestFinished,
     RequestSent,
+    RetryScheduled,
     ServerNotification,
     ServerStderr,
     Slow,
@@ -59,93 +62,120 @@ from mcp_client.policy import (
     TimeoutKind,
     TimeoutPolicy,
 )
+from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
 from mcp_client.progress import ProgressSink
 from mcp_client.protocol.era import Era
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 
-__all__ = ["RequestControl", "ServerRequestHandler", "Session"]
+__all__ = ["InputHandler", "RequestControl", "Session"]
 
 logger = logging.getLogger("mcp_client.session")
 
-ServerRequestHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
-"""Answers a server-initiated request (2025-11-25): ``(method, params) -> result``; raise ServerError to refuse."""
+InputHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
+"""Answers what a server asks of the client (``elicitation/create``, ``sampling/createMessage``, ``roots/list``):
+``(method, params) -> result``. Raise :class:`ServerError` to refuse. Used for 2025-11-25 server requests and
+for 2026-07-28 ``input_required`` rounds alike."""
+
+_INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 _RECENT_LIMIT = 4096
 _NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
 
 
 class RequestControl:
-    """Lets someone other than the awaiting task end a request early (the ``Call`` handle's ``cancel``)."""
+    """Lets someone other than the awaiting task end a call early (the ``Call`` handle's ``cancel``)."""
 
-    __slots__ = ("_request", "reason")
+    __slots__ = ("_call", "reason")
 
     def __init__(self) -> None:
         self.reason: str | None = None
-        self._request: _Request | None = None
+        self._call: _Call | None = None
 
     @property
     def cancelled(self) -> bool:
         """True once :meth:`cancel` was called."""
         return self.reason is not None
 
+    @property
+    def request_ids(self) -> tuple[int | str, ...]:
+        """The ids the controlled call has used so far."""
+        return tuple(self._call.request_ids) if self._call is not None else ()
+
     def cancel(self, reason: str = "cancelled by the client") -> None:
-        """End the request with :class:`~mcp_client.RequestCancelled`; the server is told. Idempotent."""
+        """End the call with :class:`~mcp_client.RequestCancelled`; the server is told. Idempotent."""
         if self.reason is not None:
             return
         self.reason = reason
-        if self._request is not None:
-            self._request.cancel(reason)
+        if self._call is not None:
+            self._call.cancel(reason)
 
-    def _attach(self, request: _Request) -> None:
-        self._request = request
+    def _attach(self, call: _Call) -> None:
+        self._call = call
         if self.reason is not None:
-            request.cancel(self.reason)
+            call.cancel(self.reason)
 
 
 _CANCELLED: JSONObject = {}
 """Sentinel outcome: the request was cancelled through its control."""
 
 
-class _Request:
-    """One request on the wire, as the session tracks it while it is in flight."""
+class _Call:
+    """One call from the caller's point of view: its clocks and progress span every attempt and input round."""
 
     __slots__ = (
+        "attempts",
         "cancel_reason",
+        "cancelled",
+        "current",
         "deadline",
-        "done",
-        "failure",
         "method",
-        "outcome",
-        "request_id",
+        "request_ids",
         "sink",
-        "token",
         "tracker",
     )
 
-    def __init__(
-        self,
-        request_id: int,
-        method: str,
-        token: str | None,
-        deadline: Deadline,
-        sink: ProgressSink | None,
-    ) -> None:
-        self.request_id = request_id
+    def __init__(self, method: str, deadline: Deadline, sink: ProgressSink | None) -> None:
         self.method = method
-        self.token = token
         self.deadline = deadline
         self.sink = sink
         self.tracker = ProgressTracker()
+        self.request_ids: list[int] = []
+        self.attempts: list[Attempt] = []
+        self.current: _Request | None = None
+        self.cancel_reason: str | None = None
+        self.cancelled = anyio.Event()
+
+    def cancel(self, reason: str) -> None:
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+            self.cancelled.set()
+            if self.current is not None:
+                self.current.settle(_CANCELLED)
+
+    def nudge(self) -> None:
+        """Make the waiter look at the clocks again (they moved earlier: a pause ended)."""
+        if self.current is not None and self.current.wait_scope is not None:
+            self.current.wait_scope.cancel()
+
+
+class _Request:
+    """One request on the wire (one attempt or round of a call), tracked while it is in flight."""
+
+    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope")
+
+    def __init__(self, request_id: int, token: str | None, call: _Call) -> None:
+        self.request_id = request_id
+        self.token = token
+        self.call = call
         self.done = anyio.Event()
         self.outcome: JSONObject | None = None
         self.failure: MCPClientError | None = None
-        self.cancel_reason: str | None = None
+        self.wait_scope: anyio.CancelScope | None = None
 
-    def cancel(self, reason: str) -> None:
-        """End the request as cancelled by the client (unless it already ended)."""
-        if self.outcome is None and self.failure is None:
-            self.cancel_reason = reason
-            self.settle(_CANCELLED)
+    @property
+    def method(self) -> str:
+        return self.call.method
 
     def settle(self, outcome: JSONObject, failure: MCPClientError | None = None) -> None:
         """Record how the request ended (the first settlement wins) and wake its waiter."""
@@ -164,12 +194,14 @@ class Session:
         task_group: anyio.abc.TaskGroup,
         emit: Callable[[Event], None] | None = None,
         cancel_timeout: float = 5.0,
-        server_request_handler: ServerRequestHandler | None = None,
+        input_handler: InputHandler | None = None,
+        on_notification: Callable[[str, JSONObject], None] | None = None,
     ) -> None:
         self._task_group = task_group
         self._emit = emit
         self._cancel_timeout = cancel_timeout
-        self._server_request_handler = server_request_handler
+        self._input_handler = input_handler
+        self._on_notification_hook = on_notification
         self._ids = RequestIds()
         self._tokens = ProgressTokens()
         self._in_flight: dict[int, _Request] = {}
@@ -178,6 +210,8 @@ class Session:
         self._recent_tokens: OrderedDict[str, tuple[int, float]] = OrderedDict()
         self._connection: Connection | None = None
         self._closed: TransportError | None = None
+        self._cancels_pending = 0
+        self._cancels_drained = anyio.Event()
         self.era: Era | None = None
 
     # -- wiring ---------------------------------------------------------------------------------------------
@@ -200,7 +234,14 @@ class Session:
         except Exception:
             logger.exception("on_event hook failed on %r", event)
 
-    # -- requests ---------------------------------------------------------------------------------------------
+    async def drain_cancels(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) until the cancellations scheduled so far have been written."""
+        with anyio.move_on_after(timeout):
+            while self._cancels_pending:
+                self._cancels_drained = anyio.Event()
+                await self._cancels_drained.wait()
+
+    # -- calls ----------------------------------------------------------------------------------------------
 
     async def request(
         self,
@@ -211,9 +252,16 @@ class Session:
         sink: ProgressSink | None = None,
         control: RequestControl | None = None,
         want_progress: bool = True,
-        headers: dict[str, str] | None = None,
+        retry: RetryPolicy | None = None,
+        idempotent: bool = False,
+        budget: RetryBudget | None = None,
+        max_rounds: int = 10,
     ) -> JSONObject:
-        """Send one request and return its ``result`` object, or raise a typed error.
+        """Run one call to its end and return its ``result`` object, or raise a typed error.
+
+        A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it
+        is safe), and rounds of input at 2026-07-28 (``input_required``). Each gets a fresh id and progress
+        token; all share one maximum, one progress stream and one error history.
 
         Raises:
             IdleTimeout, MaxTimeout: a clock of ``policy`` ran out (the request is cancelled on the wire).
@@ -222,64 +270,148 @@ class Session:
             TransportError: the channel failed; ``written`` says whether the request may have left.
             ProtocolError: the answer was not a valid response.
         """
-        connection = self._connection
-        if connection is None or self.era is None:
+        if self._connection is None or self.era is None:
             raise RuntimeError("the session is not connected")
         now = anyio.current_time()
-        deadline = Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline())
-        request_id = self._ids.allocate()
-        # A token whenever its progress matters: to reset idle, or for a consumer. Not only when a callback exists.
-        token = self._tokens.allocate() if want_progress and (sink is not None or policy.idle is not None) else None
-        request = _Request(request_id, method, token, deadline, sink)
-        message = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": method,
-            "params": self.era.stamp(params, token),
-        }
+        call = _Call(method, Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline()), sink)
+        if control is not None:
+            control._attach(call)
+        error: MCPClientError | None = None
+        succeeded = False
+        try:
+            result = await self._drive(call, params, want_progress, retry, idempotent, budget, max_rounds)
+            succeeded = True
+            return result
+        except MCPClientError as exc:
+            now = anyio.current_time()
+            error = exc.with_context(
+                method=method,
+                request_ids=tuple(call.request_ids),
+                elapsed=call.deadline.elapsed(now),
+                last_progress=call.tracker.last_delivered,
+            )
+            error.attempts = tuple(call.attempts) or (
+                Attempt(_last(call.request_ids), error, call.deadline.started_at, now),
+            )
+            raise error from None
+        finally:
+            call.deadline.finish()
+            call.tracker.finish()
+            if sink is not None:
+                sink.close(drain=succeeded)
+            if self._emit is not None:
+                elapsed = call.deadline.elapsed(anyio.current_time())
+                self.emit(RequestFinished(_last(call.request_ids), method, elapsed, error))
+
+    async def _drive(
+        self,
+        call: _Call,
+        params: JSONObject,
+        want_progress: bool,
+        retry: RetryPolicy | None,
+        idempotent: bool,
+        budget: RetryBudget | None,
+        max_rounds: int,
+    ) -> JSONObject:
+        attempt = 0
+        rounds = 0
+        round_params = params
+        while True:
+            attempt += 1
+            started = anyio.current_time()
+            try:
+                result = await self._attempt(call, round_params, want_progress, attempt)
+            except MCPClientError as exc:
+                now = anyio.current_time()
+                call.attempts.append(Attempt(_last(call.request_ids), exc, started, now))
+                if retry is None or call.cancel_reason is not None:
+                    raise
+                decision = decide(
+                    exc,
+                    policy=retry,
+                    attempt=attempt,
+                    idempotent=idempotent,
+                    now=now,
+                    hard_deadline=call.deadline.hard_deadline(now),
+                    budget=budget,
+                )
+                if not decision.retry:
+                    raise
+                self.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, exc))
+                await self._wait_between_attempts(call, decision.delay)
+                call.tracker.restart_attempt()
+                continue
+            if budget is not None:
+                budget.record_success()
+            if not self._wants_input(call.method, result):
+                return result
+            rounds += 1
+            if rounds > max_rounds:
+                raise ProtocolError(f"{call.method}: the server asked for input more than {max_rounds} times")
+            round_params = await self._answer_input_round(call, params, result)
+            call.tracker.restart_attempt()
+            attempt = 0
+
+    async def _attempt(self, call: _Call, params: JSONObject, want_progress: bool, attempt: int) -> JSONObject:
+        connection = self._connection
+        era = self.era
+        assert connection is not None
+        assert era is not None
+        if call.cancel_reason is not None:
+            raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
         if self._closed is not None:
-            raise self._context(self._closed, request, now, written=False)
+            raise TransportError(self._closed.message, written=False)
+        request_id = self._ids.allocate()
+        policy = call.deadline.policy
+        # A token whenever its progress matters: to reset idle, or for a consumer. Not only when a callback exists.
+        wants_token = want_progress and (call.sink is not None or policy.idle is not None)
+        token = self._tokens.allocate() if wants_token else None
+        request = _Request(request_id, token, call)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": call.method, "params": era.stamp(dict(params), token)}
+        call.request_ids.append(request_id)
+        call.current = request
         self._in_flight[request_id] = request
         if token is not None:
             self._by_token[token] = request
-        if control is not None:
-            control._attach(request)
         written = False
-        error: MCPClientError | None = None
         try:
-            written = await self._send(connection, request, message, headers)
+            await self._send(connection, request, message, attempt)
+            written = True
             return await self._await_outcome(request)
         except MCPClientError as exc:
-            error = self._context(exc, request, anyio.current_time(), written=written)
-            raise error from None
+            if isinstance(exc, TransportError) and not written:
+                exc.written = False
+            raise
         except anyio.get_cancelled_exc_class():
             if written and request.outcome is None:
                 self._abandon(request, "cancelled by the caller")
             raise
         finally:
-            self._finish(request, error)
+            call.current = None
+            self._forget(request)
+            connection.release(request_id)
 
-    async def _send(
-        self, connection: Connection, request: _Request, message: JSONObject, headers: dict[str, str] | None
-    ) -> bool:
-        deadline = request.deadline
+    async def _send(self, connection: Connection, request: _Request, message: JSONObject, attempt: int) -> None:
+        deadline = request.call.deadline
         with anyio.CancelScope(deadline=deadline.hard_deadline(anyio.current_time())) as scope:
-            await connection.send_request(message, headers=headers)
+            await connection.send_request(message)
         if scope.cancelled_caught:
             # The write itself outlived the maximum: the request may be half-written, so it counts as written.
             await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
             self._abandon(request, "maximum timeout passed while sending")
             raise self._timeout(request, TimeoutKind.MAXIMUM, anyio.current_time())
         deadline.mark_sent(anyio.current_time())
-        self.emit(RequestSent(request.request_id, request.method, request.token))
-        return True
+        if self._emit is not None:
+            self.emit(RequestSent(request.request_id, request.method, request.token, attempt))
 
     async def _await_outcome(self, request: _Request) -> JSONObject:
-        deadline = request.deadline
+        deadline = request.call.deadline
         while True:
             now = anyio.current_time()
-            with anyio.CancelScope(deadline=deadline.next_wakeup(now)):
+            with anyio.CancelScope(deadline=deadline.next_wakeup(now)) as scope:
+                request.wait_scope = scope
                 await request.done.wait()
+            request.wait_scope = None
             if request.failure is not None:
                 raise request.failure
             if request.outcome is not None:
@@ -300,7 +432,7 @@ class Session:
         outcome = request.outcome
         assert outcome is not None
         if outcome is _CANCELLED:
-            reason = request.cancel_reason or "cancelled by the client"
+            reason = request.call.cancel_reason or "cancelled by the client"
             self._abandon(request, reason)
             raise RequestCancelled(f"{request.method} was cancelled: {reason}", reason=reason)
         if "error" in outcome:
@@ -314,62 +446,131 @@ class Session:
         return result
 
     def _timeout(self, request: _Request, kind: TimeoutKind, now: float) -> MCPClientError:
-        policy = request.deadline.policy
+        policy = request.call.deadline.policy
         if kind is TimeoutKind.IDLE:
             return IdleTimeout(
                 f"{request.method}: no sign of life from the server for {policy.idle:g} s", timeout=policy.idle
             )
-        limit = policy.maximum if policy.maximum is not None else request.deadline.elapsed(now)
+        limit = policy.maximum if policy.maximum is not None else request.call.deadline.elapsed(now)
         return MaxTimeout(f"{request.method}: the {limit:g} s maximum passed", timeout=limit)
 
-    def _context(self, exc: MCPClientError, request: _Request, now: float, *, written: bool) -> MCPClientError:
-        if isinstance(exc, TransportError) and not written:
-            exc.written = False
-        return exc.with_context(
-            method=request.method,
-            request_ids=(request.request_id,),
-            elapsed=request.deadline.elapsed(now),
-            last_progress=request.tracker.last_delivered,
-        )
+    async def _wait_between_attempts(self, call: _Call, delay: float) -> None:
+        """Back off before a retry; a cancel through the call's control ends the wait (and the call)."""
+        with anyio.move_on_after(delay):
+            await call.cancelled.wait()
+        if call.cancel_reason is not None:
+            raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+
+    # -- multi-round-trip input (2026-07-28) and waiting on a person -----------------------------------------
+
+    def _wants_input(self, method: str, result: JSONObject) -> bool:
+        if result.get("resultType") != "input_required":
+            return False
+        if method not in _INPUT_METHODS or self.era is None or not self.era.modern:
+            raise ProtocolError(f"{method}: input_required is not allowed here")
+        return True
+
+    async def _answer_input_round(self, call: _Call, params: JSONObject, result: JSONObject) -> JSONObject:
+        """Answer the server's input requests (the clocks paused as policy says) and build the next round's params."""
+        requests = result.get("inputRequests") or {}
+        if not isinstance(requests, dict) or not all(isinstance(r, dict) for r in requests.values()):
+            raise ProtocolError(f"{call.method}: inputRequests is not an object of requests")
+        responses: JSONObject = {}
+        if requests:
+            if self._input_handler is None:
+                raise ProtocolError(f"{call.method}: the server asked for input this client did not offer to give")
+            responses = await self._gather_inputs(call, requests, self._input_handler)
+        next_params = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if responses:
+            next_params["inputResponses"] = responses
+        if "requestState" in result:
+            next_params["requestState"] = result["requestState"]  # echoed exactly, never inspected
+        return next_params
+
+    async def _gather_inputs(self, call: _Call, requests: JSONObject, handler: InputHandler) -> JSONObject:
+        responses: JSONObject = {}
+        failure: list[BaseException] = []
+
+        async def answer(key: str, request: JSONObject) -> None:
+            method, params = request.get("method"), request.get("params") or {}
+            try:
+                if not isinstance(method, str) or not isinstance(params, dict):
+                    raise ProtocolError(f"{call.method}: input request {key!r} is malformed")
+                answer_result = dict(await handler(method, params))
+                answer_result.pop("resultType", None)
+                responses[key] = answer_result
+            except Exception as exc:
+                failure.append(exc)
+                task_group.cancel_scope.cancel()
+
+        with self.waiting_on_a_person([call]):
+            with anyio.CancelScope(deadline=call.deadline.hard_deadline(anyio.current_time())) as limit:
+                async with anyio.create_task_group() as task_group:
+                    task_group.start_soon(_cancel_on, call.cancelled, task_group.cancel_scope)
+                    async with anyio.create_task_group() as answers:
+                        for key, request in requests.items():
+                            answers.start_soon(answer, key, request)
+                    task_group.cancel_scope.cancel()
+        if call.cancel_reason is not None:
+            raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+        if failure:
+            exc = failure[0]
+            if isinstance(exc, MCPClientError):
+                raise exc
+            raise MCPClientError(f"{call.method}: answering the server's input request failed: {exc!r}") from exc
+        if limit.cancelled_caught:
+            policy = call.deadline.policy
+            raise MaxTimeout(f"{call.method}: the maximum passed while waiting for input", timeout=policy.maximum)
+        return responses
+
+    @contextmanager
+    def waiting_on_a_person(self, calls: list[_Call] | None = None) -> Iterator[None]:
+        """Stop the idle clock (and the maximum, if the policy says so) of ``calls`` (default: every call in flight)
+        while the host asks a person something; restart them after."""
+        targets = calls if calls is not None else list({r.call for r in self._in_flight.values()})
+        now = anyio.current_time()
+        for call in targets:
+            call.deadline.pause(now)
+        try:
+            yield
+        finally:
+            now = anyio.current_time()
+            for call in targets:
+                call.deadline.resume(now)
+                call.nudge()
+
+    # -- ending requests ------------------------------------------------------------------------------------
 
     def _forget(self, request: _Request) -> None:
         """Take the request out of the tables (idempotent); from now on anything for it is late."""
-        request.deadline.finish()
-        request.tracker.finish()
         now = anyio.current_time()
         if self._in_flight.pop(request.request_id, None) is not None:
             _remember(self._recent, request.request_id, now)
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 
-    def _finish(self, request: _Request, error: MCPClientError | None) -> None:
-        """The call is over: forget it, let its progress consumer finish, free its channel, report it."""
-        self._forget(request)
-        if request.sink is not None:
-            succeeded = error is None and request.outcome is not None and request.outcome is not _CANCELLED
-            request.sink.close(drain=succeeded)
-        if self._connection is not None:
-            self._connection.release(request.request_id)
-        if self._emit is not None:
-            elapsed = request.deadline.elapsed(anyio.current_time())
-            self.emit(RequestFinished(request.request_id, request.method, elapsed, error))
-
     def _abandon(self, request: _Request, reason: str) -> None:
         """The request ends without its answer: stop routing to it and cancel it on the wire, in the background."""
         self._forget(request)
         if request.method in _NOT_CANCELLABLE or self._connection is None or self._closed is not None:
             return
+        self._cancels_pending += 1
         self._task_group.start_soon(self._send_cancel, self._connection, request.request_id, reason)
 
     async def _send_cancel(self, connection: Connection, request_id: int, reason: str) -> None:
         modern = self.era is not None and self.era.modern
-        with anyio.move_on_after(self._cancel_timeout):
-            try:
-                how = await connection.cancel(request_id, reason, modern=modern)
-            except TransportError as exc:
-                logger.debug("could not cancel request %s: %s", request_id, exc)
-                return
-            self.emit(CancelSent(request_id, how, reason))
+        try:
+            with anyio.move_on_after(self._cancel_timeout):
+                try:
+                    how = await connection.cancel(request_id, reason, modern=modern)
+                except TransportError as exc:
+                    logger.debug("could not cancel request %s: %s", request_id, exc)
+                    return
+                self.emit(CancelSent(request_id, how, reason))
+        finally:
+            self._cancels_pending -= 1
+            if not self._cancels_pending:
+                self._cancels_drained.set()
 
     async def notify(self, method: str, params: JSONObject | None = None) -> None:
         """Send a notification (best effort: a transport failure raises :class:`TransportError`)."""
@@ -438,15 +639,16 @@ class Session:
             else:
                 self.emit(ProgressRejected(None, token, value, "unknown progress token"))
             return
-        verdict, deliver = request.tracker.accept(value)
+        call = request.call
+        verdict, deliver = call.tracker.accept(value)
         now = anyio.current_time()
         if verdict is not ProgressVerdict.ACCEPTED:
             self.emit(ProgressRejected(request.request_id, token, value, verdict.value))
-            if request.deadline.policy.reset_on_any_message:
-                request.deadline.sign_of_life(now)
+            if call.deadline.policy.reset_on_any_message:
+                call.deadline.sign_of_life(now)
             return
-        if request.deadline.sign_of_life(now) and self._emit is not None:
-            self.emit(IdleTimerReset(request.request_id, request.deadline.idle_at(now)))
+        if call.deadline.sign_of_life(now) and self._emit is not None:
+            self.emit(IdleTimerReset(request.request_id, call.deadline.idle_at(now)))
         total = params.get("total")
         note = params.get("message")
         update = Progress(
@@ -454,14 +656,16 @@ class Session:
             _finite_or_none(total),
             note if isinstance(note, str) else None,
         )
-        if deliver and request.sink is not None:
-            request.sink.offer(update)
+        if deliver and call.sink is not None:
+            call.sink.offer(update)
         if self._emit is not None:
             self.emit(ProgressAccepted(request.request_id, update, deliver))
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if method == "notifications/message":
             logger.log(_log_level(params.get("level")), "server log: %s", params.get("data"))
+        if self._on_notification_hook is not None:
+            self._on_notification_hook(method, params)
         self.emit(ServerNotification(method, params))
 
     def _on_server_request(self, request_id: Any, method: str, params: JSONObject) -> None:
@@ -475,11 +679,12 @@ class Session:
         response: JSONObject = {"jsonrpc": "2.0", "id": request_id}
         if method == "ping":
             response["result"] = {}
-        elif self._server_request_handler is None:
+        elif self._input_handler is None or method not in _INPUT_REQUEST_METHODS:
             response["error"] = {"code": -32601, "message": f"the client does not handle {method}"}
         else:
             try:
-                response["result"] = await self._server_request_handler(method, params)
+                with self.waiting_on_a_person():
+                    response["result"] = await self._input_handler(method, params)
             except ServerError as exc:
                 response["error"] = {"code": exc.code, "message": exc.message}
             except Exception:
@@ -528,6 +733,15 @@ class Session:
     def closed_error(self) -> TransportError | None:
         """Why the connection is gone, once it is."""
         return self._closed
+
+
+async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+def _last(request_ids: list[int]) -> int:
+    return request_ids[-1] if request_ids else 0
 
 
 def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:

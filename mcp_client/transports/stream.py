@@ -145,7 +145,8 @@ class LineConnection(Connection):
                 await self._send_stream.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             self._closed = True
-            raise TransportError(f"{self._describe_failure()}: {exc or type(exc).__name__}", written=False) from exc
+            detail = str(exc) or type(exc).__name__
+            raise TransportError(f"{self._describe_failure()} ({detail})", written=False) from exc
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         await self._write(message)
