@@ -15,6 +15,7 @@ from mcp_client._version import __version__
 from mcp_client.call import Call
 from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
 from mcp_client.errors import (
+    Attempt,
     ConnectError,
     HeaderMismatch,
     IdleTimeout,
@@ -53,22 +54,29 @@ from mcp_client.events import (
     TimedOut,
     TransportFailure,
 )
+from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
+from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.transports.base import Transport
+from mcp_client.transports.http import HttpTransport, http
 from mcp_client.transports.memory import MemoryTransport, memory
 from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
+    "DEFAULT_RETRY",
     "DEFAULT_TIMEOUT",
     "USE_CLIENT_DEFAULT",
+    "Attempt",
     "Call",
     "CancelMethod",
     "CancelSent",
     "Client",
     "ConnectError",
+    "ElicitationHandler",
     "Event",
     "HeaderMismatch",
+    "HttpTransport",
     "IdleTimeout",
     "IdleTimerReset",
     "InternalError",
@@ -92,7 +100,11 @@ __all__ = [
     "RequestSent",
     "RequestTimeout",
     "ResourceNotFound",
+    "RetryBudget",
+    "RetryPolicy",
     "RetryScheduled",
+    "RootsHandler",
+    "SamplingHandler",
     "ServerError",
     "ServerNotification",
     "ServerStderr",
@@ -109,6 +121,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "UseClientDefault",
     "__version__",
+    "http",
     "memory",
     "stdio",
 ]

@@ -1,0 +1,537 @@
+"""The Streamable HTTP transport against a scripted server: an ``httpx.MockTransport`` inside a caller-supplied
+``httpx.AsyncClient``, so every status, content type and header is chosen by the test and nothing touches a socket.
+
+Driven through the public ``Client``; tests without timing run on asyncio and on trio's fake clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+import pytest
+
+from mcp_client import (
+    CancelMethod,
+    CancelSent,
+    Client,
+    Event,
+    IdleTimeout,
+    LateMessage,
+    MaxTimeout,
+    MethodNotFound,
+    Progress,
+    ProtocolError,
+    ServerError,
+    TimeoutPolicy,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_client.transports.http import encode_header_value, http
+
+pytestmark = pytest.mark.anyio
+
+URL = "http://mcp.test/mcp"
+POLICY = TimeoutPolicy(idle=10, maximum=100, connect=30)
+DISCOVER_RESULT = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+INITIALIZE_RESULT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "scripted", "version": "1"},
+}
+Route = Callable[[dict[str, Any], httpx.Request], Awaitable[httpx.Response]]
+
+
+def result(body: dict[str, Any], value: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": value})
+
+
+def text_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+class SSE(httpx.AsyncByteStream):
+    """An SSE body from raw chunks; optionally stays open afterwards. Records whether the client closed it."""
+
+    def __init__(self, chunks: list[bytes], *, stay_open: bool = False) -> None:
+        self.chunks = chunks
+        self.stay_open = stay_open
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+        if self.stay_open:
+            await anyio.sleep_forever()
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def sse_response(stream: SSE) -> httpx.Response:
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=stream)
+
+
+def event(message: dict[str, Any]) -> bytes:
+    return b"event: message\r\ndata: " + json.dumps(message).encode() + b"\r\n\r\n"
+
+
+class Server:
+    """A scripted MCP endpoint: routes by method (``tools/call`` by ``tools/call:<name>``) and records every request."""
+
+    def __init__(self, *, legacy: bool = False, session_id: str | None = "session-1") -> None:
+        self.requests: list[httpx.Request] = []
+        self.routes: dict[str, Route] = {}
+        self.legacy = legacy
+        self.session_id = session_id
+
+    def bodies(self, method: str | None = None) -> list[dict[str, Any]]:
+        found = [json.loads(r.content) for r in self.requests if r.method == "POST"]
+        return [b for b in found if method is None or b.get("method") == method]
+
+    def posts(self, method: str) -> list[httpx.Request]:
+        return [r for r in self.requests if r.method == "POST" and json.loads(r.content).get("method") == method]
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if request.method == "DELETE":
+            return httpx.Response(200)
+        body = json.loads(request.content)
+        method = body.get("method")
+        if "id" not in body or method is None:
+            return httpx.Response(202)
+        key = f"tools/call:{body['params']['name']}" if method == "tools/call" else method
+        if key in self.routes:
+            return await self.routes[key](body, request)
+        if method == "server/discover":
+            if self.legacy:
+                return httpx.Response(404)
+            return result(body, DISCOVER_RESULT)
+        if method == "initialize":
+            headers = {"mcp-session-id": self.session_id} if self.session_id else {}
+            return httpx.Response(
+                200, headers=headers, json={"jsonrpc": "2.0", "id": body["id"], "result": INITIALIZE_RESULT}
+            )
+        if method == "tools/call" and body["params"]["name"] == "echo":
+            return result(body, text_result(body["params"].get("arguments", {}).get("text", "")))
+        return httpx.Response(404, json={"jsonrpc": "2.0", "id": None, "error": {"code": -32601, "message": "nope"}})
+
+
+def client_for(server: Server, http_client: httpx.AsyncClient, events: list[Event], **options: Any) -> Client:
+    options.setdefault("protocol", "2026-07-28")
+    options.setdefault("timeout", POLICY)
+    return Client(
+        http(URL, client=http_client, headers={"Authorization": "Bearer t"}), on_event=events.append, **options
+    )
+
+
+@pytest.fixture
+def server() -> Server:
+    return Server()
+
+
+@pytest.fixture
+async def http_client(server: Server) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
+        yield client
+
+
+@pytest.fixture
+def events() -> list[Event]:
+    return []
+
+
+# -- answers ---------------------------------------------------------------------------------------------------
+
+
+async def test_json_answer_and_modern_headers(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """A JSON answer is the result; every POST carries the 2026 routing headers taken from its body."""
+    async with client_for(server, http_client, events) as client:
+        assert client.protocol_version == "2026-07-28"
+        answer = await client.call_tool("echo", {"text": "hello"})
+    assert answer.content[0].text == "hello"  # type: ignore[union-attr]
+    (discover,) = server.posts("server/discover")
+    assert discover.headers["MCP-Protocol-Version"] == "2026-07-28"
+    assert discover.headers["Mcp-Method"] == "server/discover"
+    assert "Mcp-Name" not in discover.headers
+    (call,) = server.posts("tools/call")
+    assert call.headers["MCP-Protocol-Version"] == "2026-07-28"
+    assert call.headers["Mcp-Method"] == "tools/call"
+    assert call.headers["Mcp-Name"] == "echo"
+    assert call.headers["Accept"] == "application/json, text/event-stream"
+    assert call.headers["Content-Type"] == "application/json"
+    assert call.headers["Authorization"] == "Bearer t"
+    assert "Mcp-Session-Id" not in call.headers
+    assert not [r for r in server.requests if r.method != "POST"]  # no GET, no DELETE at 2026-07-28
+
+
+async def test_sse_answer_with_progress_keepalives_and_priming(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """SSE: comments and empty-data events are skipped, progress reaches the caller, the result ends the call."""
+
+    async def reindex(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        token = body["params"]["_meta"]["progressToken"]
+        progress = {"progressToken": token, "progress": 1, "total": 2, "message": "half"}
+        chunks = [
+            b": keep-alive\r\n\r\n",
+            b"id: prime-1\r\ndata:\r\n\r\n",
+            event({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}),
+            b": ping\r\n\r\n",
+            event({"jsonrpc": "2.0", "id": body["id"], "result": text_result("done")}),
+        ]
+        return sse_response(SSE(chunks))
+
+    server.routes["tools/call:reindex"] = reindex
+    seen: list[Progress] = []
+    async with client_for(server, http_client, events, progress_interval=0) as client:
+        answer = await client.call_tool("reindex", on_progress=seen.append)
+    assert answer.content[0].text == "done"  # type: ignore[union-attr]
+    assert [(p.progress, p.total, p.message) for p in seen] == [(1.0, 2.0, "half")]
+
+
+async def test_name_header_is_base64_for_non_ascii_and_sentinel_values(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """Mcp-Name: base64 for non-ASCII names and for URIs that would look encoded; prompts/get and resources/read."""
+
+    async def anything(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        return result(body, text_result("ok"))
+
+    server.routes["tools/call:Hello, 世界"] = anything
+    server.routes["resources/read"] = lambda body, request: _async(result(body, {"contents": []}))
+    server.routes["prompts/get"] = lambda body, request: _async(result(body, {"messages": []}))
+    async with client_for(server, http_client, events) as client:
+        await client.call_tool("Hello, 世界")
+        await client.read_resource("=?base64?abc?=")
+        await client.get_prompt("plain name")
+    assert server.posts("tools/call")[0].headers["Mcp-Name"] == "=?base64?SGVsbG8sIOS4lueVjA==?="
+    assert server.posts("resources/read")[0].headers["Mcp-Name"] == "=?base64?PT9iYXNlNjQ/YWJjPz0=?="
+    assert server.posts("prompts/get")[0].headers["Mcp-Name"] == "plain name"
+
+
+async def _async(response: httpx.Response) -> httpx.Response:
+    return response
+
+
+def test_header_value_encoding() -> None:
+    """The spec's examples: safe values travel plain, others as =?base64?...?=."""
+    assert encode_header_value("execute_sql") == "execute_sql"
+    assert encode_header_value("with inner space\tand tab") == "with inner space\tand tab"
+    assert encode_header_value("Hello, 世界") == "=?base64?SGVsbG8sIOS4lueVjA==?="
+    assert encode_header_value(" padded ") == "=?base64?IHBhZGRlZCA=?="
+    assert encode_header_value("line\nbreak") == "=?base64?bGluZQpicmVhaw==?="
+    assert encode_header_value("=?base64?SGk=?=") == "=?base64?PT9iYXNlNjQ/U0drPT89?="
+
+
+# -- HTTP errors -----------------------------------------------------------------------------------------------
+
+
+async def test_400_with_unsupported_version_body_is_a_typed_error(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """A JSON-RPC error in a 400 body reaches the session as the answer to the request (id substituted)."""
+
+    async def refuse(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        error = {"code": -32022, "message": "unsupported", "data": {"supported": ["2027-01-01"]}}
+        return httpx.Response(400, json={"jsonrpc": "2.0", "id": None, "error": error})
+
+    server.routes["tools/call:picky"] = refuse
+    async with client_for(server, http_client, events) as client:
+        with pytest.raises(UnsupportedProtocolVersion) as caught:
+            await client.call_tool("picky")
+        assert (await client.call_tool("echo", {"text": "still fine"})).content[0].text == "still fine"  # type: ignore[union-attr]
+    assert caught.value.supported == ["2027-01-01"]
+
+
+async def test_auto_falls_back_to_initialize_on_400_unsupported_version(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """The era probe: -32022 at 400 naming only a legacy version → initialize, then legacy headers."""
+
+    async def refuse(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        error = {"code": -32022, "message": "unsupported", "data": {"supported": ["2025-11-25"]}}
+        return httpx.Response(400, json={"jsonrpc": "2.0", "error": error})
+
+    server.routes["server/discover"] = refuse
+    async with client_for(server, http_client, events, protocol="auto") as client:
+        assert client.protocol_version == "2025-11-25"
+        await client.call_tool("echo", {"text": "x"})
+    assert server.posts("tools/call")[0].headers["Mcp-Session-Id"] == "session-1"
+
+
+async def test_auto_falls_back_on_bare_404_and_speaks_legacy_http(events: list[Event]) -> None:
+    """404 without a body on server/discover → initialize; then session id, chosen version, and DELETE on close."""
+    server = Server(legacy=True)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client:
+        async with client_for(server, http_client, events, protocol="auto") as client:
+            assert client.protocol_version == "2025-11-25"
+            await client.call_tool("echo", {"text": "x"})
+        (initialize,) = server.posts("initialize")
+        assert "MCP-Protocol-Version" not in initialize.headers
+        assert "Mcp-Session-Id" not in initialize.headers
+        for later in [*server.posts("notifications/initialized"), *server.posts("tools/call")]:
+            assert later.headers["MCP-Protocol-Version"] == "2025-11-25"
+            assert later.headers["Mcp-Session-Id"] == "session-1"
+            assert "Mcp-Method" not in later.headers
+        (delete,) = [r for r in server.requests if r.method == "DELETE"]
+        assert delete.headers["Mcp-Session-Id"] == "session-1"
+        assert server.requests[-1] is delete
+
+
+async def test_bare_404_and_405_are_method_not_found(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    server.routes["tools/call:gone"] = lambda body, request: _async(httpx.Response(404))
+    server.routes["tools/call:wrong"] = lambda body, request: _async(httpx.Response(405))
+    server.routes["tools/call:bad"] = lambda body, request: _async(httpx.Response(400, text="no"))
+    async with client_for(server, http_client, events) as client:
+        with pytest.raises(MethodNotFound, match="HTTP 404 Not Found"):
+            await client.call_tool("gone")
+        with pytest.raises(MethodNotFound, match="HTTP 405"):
+            await client.call_tool("wrong")
+        with pytest.raises(ServerError, match="HTTP 400") as caught:
+            await client.call_tool("bad")
+    assert caught.value.code == -32600
+
+
+async def test_500_fails_only_that_call(server: Server, http_client: httpx.AsyncClient, events: list[Event]) -> None:
+    """A 5xx without a JSON-RPC body fails its call (written=True); a call in flight beside it succeeds."""
+    boom_arrived = anyio.Event()
+
+    async def boom(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        boom_arrived.set()
+        return httpx.Response(503, text="overloaded")
+
+    async def patient(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        await boom_arrived.wait()
+        return result(body, text_result("survived"))
+
+    server.routes["tools/call:boom"] = boom
+    server.routes["tools/call:patient"] = patient
+    outcomes: dict[str, Any] = {}
+    async with client_for(server, http_client, events) as client:
+
+        async def run(name: str) -> None:
+            try:
+                outcomes[name] = await client.call_tool(name)
+            except TransportError as exc:
+                outcomes[name] = exc
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, "patient")
+            tg.start_soon(run, "boom")
+        assert (await client.call_tool("echo", {"text": "after"})).content[0].text == "after"  # type: ignore[union-attr]
+    assert isinstance(outcomes["boom"], TransportError)
+    assert outcomes["boom"].written is True
+    assert "HTTP 503" in str(outcomes["boom"])
+    assert outcomes["patient"].content[0].text == "survived"
+
+
+async def test_202_and_redirect_to_a_request_are_transport_errors(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    server.routes["tools/call:accepted"] = lambda body, request: _async(httpx.Response(202))
+    redirect = httpx.Response(307, headers={"location": "http://elsewhere.test/mcp"})
+    server.routes["tools/call:moved"] = lambda body, request: _async(redirect)
+    async with client_for(server, http_client, events) as client:
+        with pytest.raises(TransportError, match="202") as accepted:
+            await client.call_tool("accepted")
+        with pytest.raises(TransportError, match=r"elsewhere\.test") as moved:
+            await client.call_tool("moved")
+    assert accepted.value.written
+    assert moved.value.written
+    assert all(r.url.host == "mcp.test" for r in server.requests)  # the redirect was not followed
+
+
+async def test_sse_stream_ending_without_the_response_fails_the_call(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    server.routes["tools/call:cut"] = lambda body, request: _async(sse_response(SSE([b": ping\r\n\r\n"])))
+    async with client_for(server, http_client, events) as client:
+        with pytest.raises(TransportError, match="ended without a response") as caught:
+            await client.call_tool("cut")
+    assert caught.value.written
+
+
+async def test_connect_error_is_retried_once_then_not_written(events: list[Event]) -> None:
+    """A refused connection: nothing left, so the transport sends the same request (same id) once more; refused
+    twice, the request fails with written=False (whatever the session then does about it, with new ids)."""
+    attempts: list[tuple[str, Any]] = []
+    healthy = Server()
+
+    async def flaky(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        name = body.get("params", {}).get("name")
+        attempts.append((name or body["method"], body["id"]))
+        blips = [a for a in attempts if a[0] == "blip"]
+        if name == "down" or (name == "blip" and len(blips) == 1):
+            raise httpx.ConnectError("connection refused", request=request)
+        if name == "blip":
+            return result(body, text_result("made it"))
+        return await healthy(request)
+
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(flaky)) as http_client,
+        client_for(healthy, http_client, events) as client,
+    ):
+        answer = await client.call_tool("blip")
+        with pytest.raises(TransportError, match="connection refused") as caught:
+            await client.call_tool("down")
+    assert answer.content[0].text == "made it"  # type: ignore[union-attr]
+    blip_ids = [request_id for name, request_id in attempts if name == "blip"]
+    assert len(blip_ids) == 2
+    assert len(set(blip_ids)) == 1
+    down_ids = [request_id for name, request_id in attempts if name == "down"]
+    assert down_ids
+    assert all(down_ids.count(request_id) == 2 for request_id in down_ids)
+    assert caught.value.written is False
+
+
+async def test_caller_supplied_client_is_left_open(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    async with client_for(server, http_client, events) as client:
+        await client.call_tool("echo", {"text": "x"})
+    assert not http_client.is_closed
+    response = await http_client.post(URL, json={"jsonrpc": "2.0", "method": "notifications/x"})
+    assert response.status_code == 202
+
+
+def test_limits_and_client_are_exclusive() -> None:
+    with pytest.raises(ValueError, match="limits"):
+        http(URL, client=httpx.AsyncClient(), limits=httpx.Limits(max_connections=1))
+    assert http(URL).description == URL
+
+
+# -- cancellation ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.fake_clock
+async def test_modern_timeout_closes_the_stream_and_posts_nothing(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """At 2026-07-28 closing the response stream is the cancellation: no notifications/cancelled is POSTed."""
+    streams: list[SSE] = []
+
+    async def hang(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        streams.append(SSE([b": ping\r\n\r\n"], stay_open=True))
+        return sse_response(streams[-1])
+
+    server.routes["tools/call:hang"] = hang
+    async with client_for(server, http_client, events, timeout=TimeoutPolicy(idle=2, maximum=100)) as client:
+        with pytest.raises(IdleTimeout) as caught:
+            await client.call_tool("hang")
+        await anyio.sleep(1)
+        assert streams[0].closed
+        assert (await client.call_tool("echo", {"text": "x"})).content[0].text == "x"  # type: ignore[union-attr]
+    cancels = [e for e in events if isinstance(e, CancelSent)]
+    assert [(c.request_id, c.how) for c in cancels] == [(caught.value.request_ids[0], CancelMethod.STREAM_CLOSE)]
+    assert not server.posts("notifications/cancelled")
+
+
+@pytest.mark.fake_clock
+async def test_legacy_timeout_posts_the_cancel_and_closes_the_stream(events: list[Event]) -> None:
+    """At 2025-11-25 the cancel is POSTed with the session headers, and the stream is closed too."""
+    server = Server(legacy=True)
+    streams: list[SSE] = []
+
+    async def hang(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        streams.append(SSE([b"id: 1\r\ndata:\r\n\r\n"], stay_open=True))
+        return sse_response(streams[-1])
+
+    server.routes["tools/call:hang"] = hang
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client:
+        policy = TimeoutPolicy(idle=2, maximum=100)
+        async with client_for(server, http_client, events, protocol="2025-11-25", timeout=policy) as client:
+            with pytest.raises(IdleTimeout) as caught:
+                await client.call_tool("hang")
+            await anyio.sleep(1)
+            assert streams[0].closed
+    (cancel,) = server.posts("notifications/cancelled")
+    assert json.loads(cancel.content)["params"]["requestId"] == caught.value.request_ids[0]
+    assert "idle" in json.loads(cancel.content)["params"]["reason"]
+    assert cancel.headers["Mcp-Session-Id"] == "session-1"
+    assert cancel.headers["MCP-Protocol-Version"] == "2025-11-25"
+    cancels = [e for e in events if isinstance(e, CancelSent)]
+    assert [c.how for c in cancels] == [CancelMethod.NOTIFICATION_AND_STREAM_CLOSE]
+
+
+@pytest.mark.fake_clock
+async def test_a_late_json_answer_is_only_a_late_message(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """A JSON answer that comes after the maximum passed raises nothing; at most it is a LateMessage."""
+    release = anyio.Event()
+
+    async def slow(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        await release.wait()
+        return result(body, text_result("too late"))
+
+    server.routes["tools/call:slow"] = slow
+    async with client_for(server, http_client, events, timeout=TimeoutPolicy(idle=None, maximum=3)) as client:
+        with anyio.fail_after(10), pytest.raises(MaxTimeout) as caught:
+            await client.call_tool("slow")
+        release.set()
+        await anyio.sleep(1)
+        assert (await client.call_tool("echo", {"text": "x"})).content[0].text == "x"  # type: ignore[union-attr]
+    assert caught.value.request_ids
+    late = [e for e in events if isinstance(e, LateMessage)]
+    assert all(e.request_id == caught.value.request_ids[0] for e in late)
+
+
+async def test_broken_or_oversized_answers_fail_their_call(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """An SSE answer that is not JSON, and a JSON answer over the size limit, fail their call as ProtocolError."""
+
+    async def broken(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        raw = b'data: {"jsonrpc":"2.0","id":' + str(body["id"]).encode() + b',"result":{oops\r\n\r\n'
+        return sse_response(SSE([raw], stay_open=True))
+
+    async def huge(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        return result(body, text_result("x" * 5000))
+
+    server.routes["tools/call:broken"] = broken
+    server.routes["tools/call:huge"] = huge
+    transport = http(URL, client=http_client, max_message_size=4096)
+    async with Client(transport, protocol="2026-07-28", timeout=POLICY, on_event=events.append) as client:
+        with pytest.raises(ProtocolError, match="not valid JSON"):
+            await client.call_tool("broken")
+        with pytest.raises(ProtocolError, match="4096-byte limit"):
+            await client.call_tool("huge")
+        assert (await client.call_tool("echo", {"text": "ok"})).content[0].text == "ok"  # type: ignore[union-attr]
+
+
+async def test_legacy_server_request_on_the_stream_is_answered_by_post(events: list[Event]) -> None:
+    """2025-11-25: a server request (ping) on a response stream is answered with a POST carrying the session."""
+    server = Server(legacy=True)
+
+    async def chatty(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        chunks = [
+            event({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}),
+            event({"jsonrpc": "2.0", "id": body["id"], "result": text_result("after ping")}),
+        ]
+        return sse_response(SSE(chunks))
+
+    server.routes["tools/call:chatty"] = chatty
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25") as client,
+    ):
+        answer = await client.call_tool("chatty")
+        for _ in range(100):
+            if any(b.get("id") == "srv-1" for b in server.bodies()):
+                break
+            await anyio.lowlevel.checkpoint()
+    assert answer.content[0].text == "after ping"  # type: ignore[union-attr]
+    (reply,) = [r for r in server.requests if r.method == "POST" and json.loads(r.content).get("id") == "srv-1"]
+    assert json.loads(reply.content) == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
+    assert reply.headers["Mcp-Session-Id"] == "session-1"
+    assert reply.headers["MCP-Protocol-Version"] == "2025-11-25"

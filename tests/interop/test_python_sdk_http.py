@@ -1,0 +1,210 @@
+"""Interop over Streamable HTTP with the official Python SDK's MCPServer (mcp 2.3.0) under uvicorn.
+
+Each test starts ``python_sdk_server.py --http --port <free port>`` (SSE answers by default, ``--json-response``
+for JSON) and talks to it through a caller-supplied ``httpx.AsyncClient`` whose request hook records every
+request the transport makes. Cancellation is confirmed by the server itself: its tools write "<tag> cancelled" to
+the events file. Real process, real clock, wide margins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from mcp_client import (
+    CancelMethod,
+    CancelSent,
+    Client,
+    Event,
+    IdleTimeout,
+    IdleTimerReset,
+    LateMessage,
+    MaxTimeout,
+    ProtocolViolation,
+    TimeoutPolicy,
+    TransportFailure,
+)
+from mcp_client.transports.http import http
+from tests.interop.conftest import EVENTS_ENV, PYTHON_SDK_SERVER
+
+pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _start_server(events_file: Path, *extra: str) -> Iterator[str]:
+    port = _free_port()
+    env = dict(os.environ, **{EVENTS_ENV: str(events_file)})
+    command = [sys.executable, str(PYTHON_SDK_SERVER), "--http", "--port", str(port), *extra]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    assert process.stderr is not None
+                    pytest.fail(f"the HTTP server did not come up: {process.stderr.read().decode()[-2000:]}")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.fixture
+def sse_server(events_file: Path) -> Iterator[str]:
+    """URL of a server answering requests with SSE streams."""
+    yield from _start_server(events_file)
+
+
+@pytest.fixture
+def json_server(events_file: Path) -> Iterator[str]:
+    """URL of a server answering requests with plain JSON (``--json-response``)."""
+    yield from _start_server(events_file, "--json-response")
+
+
+@pytest.fixture
+async def recorded() -> AsyncIterator[tuple[httpx.AsyncClient, list[httpx.Request]]]:
+    """An httpx client that records every request it sends."""
+    requests: list[httpx.Request] = []
+
+    async def record(request: httpx.Request) -> None:
+        requests.append(request)
+
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=20)
+    timeout = httpx.Timeout(connect=30, read=None, write=30, pool=None)
+    async with httpx.AsyncClient(event_hooks={"request": [record]}, limits=limits, timeout=timeout) as client:
+        yield client, requests
+
+
+def _posted(requests: list[httpx.Request], method: str) -> list[httpx.Request]:
+    return [r for r in requests if r.method == "POST" and json.loads(r.content).get("method") == method]
+
+
+async def _wait_for_line(events_file: Path, line: str, within: float = 10.0) -> list[str]:
+    with anyio.move_on_after(within):
+        while line not in events_file.read_text().splitlines():
+            await anyio.sleep(0.05)
+    return events_file.read_text().splitlines()
+
+
+async def test_modern_session_over_sse(
+    sse_server: str, recorded: tuple[httpx.AsyncClient, list[httpx.Request]]
+) -> None:
+    """The probe settles on 2026-07-28; tools list and call; every POST carries the routing headers."""
+    client_http, requests = recorded
+    async with Client(http(sse_server, client=client_http), timeout=TimeoutPolicy(idle=20, maximum=60)) as client:
+        assert client.protocol_version == "2026-07-28"
+        assert {"echo", "slow_progress", "silent"} <= {tool.name for tool in await client.list_tools()}
+        result = await client.call_tool("echo", {"text": "héllo"})
+    assert not result.is_error
+    assert result.content[0].text == "héllo"  # type: ignore[union-attr]
+    (call,) = _posted(requests, "tools/call")
+    assert call.headers["MCP-Protocol-Version"] == "2026-07-28"
+    assert call.headers["Mcp-Name"] == "echo"
+    assert all(r.method == "POST" for r in requests)
+
+
+async def test_progress_over_sse_resets_idle(sse_server: str, events_file: Path) -> None:
+    """A 2.5 s call under a 1 s idle timeout succeeds only because each progress event resets idle."""
+    events: list[Event] = []
+    seen: list[float] = []
+    policy = TimeoutPolicy(idle=1.0, maximum=30)
+    async with Client(http(sse_server), timeout=policy, on_event=events.append) as client:
+        result = await client.call_tool(
+            "slow_progress",
+            {"seconds": 2.5, "interval": 0.1, "tag": "long"},
+            on_progress=lambda p: seen.append(p.progress),
+        )
+    assert not result.is_error
+    assert sum(isinstance(e, IdleTimerReset) for e in events) >= 10
+    assert len(seen) >= 2
+    assert seen == sorted(seen)
+    assert "long completed" in events_file.read_text().splitlines()
+
+
+async def test_modern_idle_timeout_closes_the_stream_and_the_server_cancels(
+    sse_server: str, events_file: Path, recorded: tuple[httpx.AsyncClient, list[httpx.Request]]
+) -> None:
+    """At 2026-07-28 the timeout closes the SSE stream; the server cancels the tool; nothing else is POSTed."""
+    client_http, requests = recorded
+    events: list[Event] = []
+    policy = TimeoutPolicy(idle=1.0, maximum=30)
+    async with Client(http(sse_server, client=client_http), timeout=policy, on_event=events.append) as client:
+        with pytest.raises(IdleTimeout) as caught:
+            await client.call_tool("silent", {"seconds": 30, "tag": "quiet"})
+        lines = await _wait_for_line(events_file, "quiet cancelled")
+        assert not (await client.call_tool("echo", {"text": "still here"})).is_error
+    assert "quiet cancelled" in lines
+    cancels = [e for e in events if isinstance(e, CancelSent)]
+    assert [(c.request_id, c.how) for c in cancels] == [(caught.value.request_ids[0], CancelMethod.STREAM_CLOSE)]
+    assert not _posted(requests, "notifications/cancelled")
+    assert not [e for e in events if isinstance(e, TransportFailure | ProtocolViolation)]
+
+
+async def test_json_mode_timeout_is_prompt_and_the_late_answer_is_harmless(json_server: str, events_file: Path) -> None:
+    """JSON answers: a 2 s silent call under a 0.5 s maximum fails at once; whatever comes later is only late."""
+    events: list[Event] = []
+    async with Client(
+        http(json_server), timeout=TimeoutPolicy(idle=None, maximum=0.5), on_event=events.append
+    ) as client:
+        assert client.protocol_version == "2026-07-28"
+        started = anyio.current_time()
+        with pytest.raises(MaxTimeout):
+            await client.call_tool("silent", {"seconds": 2, "tag": "json-slow"})
+        assert anyio.current_time() - started < 1.5
+        await _wait_for_line(events_file, "json-slow completed", within=5)  # or cancelled: either way it ended
+        await anyio.sleep(0.3)
+        assert (await client.call_tool("echo", {"text": "x"}, timeout=10)).content[0].text == "x"  # type: ignore[union-attr]
+    assert [line for line in events_file.read_text().splitlines() if line.startswith("json-slow ")]
+    assert len([e for e in events if isinstance(e, LateMessage)]) <= 1
+    assert not [e for e in events if isinstance(e, TransportFailure | ProtocolViolation)]
+
+
+async def test_legacy_session_over_http(
+    sse_server: str, events_file: Path, recorded: tuple[httpx.AsyncClient, list[httpx.Request]]
+) -> None:
+    """At 2025-11-25: initialize, the session id on every later POST, the cancel POSTed, DELETE on close."""
+    client_http, requests = recorded
+    events: list[Event] = []
+    policy = TimeoutPolicy(idle=1.0, maximum=30)
+    transport = http(sse_server, client=client_http)
+    async with Client(transport, protocol="2025-11-25", timeout=policy, on_event=events.append) as client:
+        assert client.protocol_version == "2025-11-25"
+        assert (await client.call_tool("echo", {"text": "legacy"})).content[0].text == "legacy"  # type: ignore[union-attr]
+        with pytest.raises(IdleTimeout) as caught:
+            await client.call_tool("silent", {"seconds": 30, "tag": "old"})
+        lines = await _wait_for_line(events_file, "old cancelled")
+    assert "old cancelled" in lines
+    cancels = [e for e in events if isinstance(e, CancelSent)]
+    assert [c.how for c in cancels] == [CancelMethod.NOTIFICATION_AND_STREAM_CLOSE]
+    (cancel,) = _posted(requests, "notifications/cancelled")
+    assert json.loads(cancel.content)["params"]["requestId"] == caught.value.request_ids[0]
+    (initialize,) = _posted(requests, "initialize")
+    session_id = cancel.headers["Mcp-Session-Id"]
+    assert "Mcp-Session-Id" not in initialize.headers
+    for later in _posted(requests, "tools/call"):
+        assert later.headers["Mcp-Session-Id"] == session_id
+        assert later.headers["MCP-Protocol-Version"] == "2025-11-25"
+    assert requests[-1].method == "DELETE"
+    assert requests[-1].headers["Mcp-Session-Id"] == session_id
