@@ -11,7 +11,8 @@ Async tests (``@pytest.mark.anyio``) get their ``anyio_backend`` here, chosen by
 * neither marker, under ``tests/integration``: asyncio, and trio on a fake clock. For tests where time plays no
   part (in-memory round trips): they run on both loops, and on trio a test that would wait forever fails at its
   first deadline instead of hanging.
-* neither marker, elsewhere: asyncio and trio on real clocks (anyio's own default).
+* neither marker, elsewhere: not parametrized here; the closest ``anyio_backend`` fixture decides (a module may
+  define its own; this file's gives asyncio).
 
 A test that parametrizes ``anyio_backend`` itself keeps its own choice. Each test gets a fresh ``MockClock``,
 so fake time starts anew per test.
@@ -37,15 +38,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_clock: run on asyncio and trio with real clocks (processes, threads)")
 
 
-def _backends(metafunc: pytest.Metafunc) -> list[str]:
-    """The backends a test runs on."""
+def _backends(metafunc: pytest.Metafunc) -> list[str] | None:
+    """The backends a test runs on, or None to leave the choice to the closest ``anyio_backend`` fixture."""
     if metafunc.definition.get_closest_marker("fake_clock") is not None:
         return [TRIO_FAKE_CLOCK]
     if metafunc.definition.get_closest_marker("real_clock") is not None:
         return [ASYNCIO, TRIO]
     if INTEGRATION_DIR in Path(str(metafunc.definition.path)).resolve().parents:
         return [ASYNCIO, TRIO_FAKE_CLOCK]
-    return [ASYNCIO, TRIO]
+    return None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -53,7 +54,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     if any("anyio_backend" in marker.args[0] for marker in metafunc.definition.iter_markers("parametrize")):
         return  # the test chose its backends itself
-    metafunc.parametrize("anyio_backend", _backends(metafunc), indirect=True)
+    backends = _backends(metafunc)
+    if backends is not None:
+        metafunc.parametrize("anyio_backend", backends, indirect=True)
 
 
 @pytest.fixture

@@ -1,0 +1,177 @@
+"""Late messages: a response or progress for a request that already ended is dropped quietly, as a LateMessage
+event (with how late it was); it never reaches the caller, never raises and never harms the connection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+
+import anyio
+import anyio.abc
+import mcp_types
+import pytest
+
+from mcp_client import (
+    Client,
+    Event,
+    IdleTimeout,
+    LateMessage,
+    Progress,
+    ProtocolViolation,
+    RequestSent,
+    TimeoutPolicy,
+    memory,
+)
+from mcp_client.testing.peer import ScriptedPeer
+
+pytestmark = pytest.mark.anyio
+
+Connect = Callable[..., Client]
+Eventually = Callable[..., object]
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, mcp_types.TextContent)
+    return block.text
+
+
+def late_messages(events: list[Event]) -> list[LateMessage]:
+    return [e for e in events if isinstance(e, LateMessage)]
+
+
+@pytest.mark.fake_clock
+async def test_response_after_a_timeout_is_a_late_message(
+    connect: Connect, events: list[Event], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A response after the timeout (the server ignored the cancel) is a LateMessage with late_by > 0; never raised."""
+    caplog.set_level(logging.DEBUG, logger="mcp_client")
+    peer = ScriptedPeer(era="modern")
+    async with connect(peer, timeout=TimeoutPolicy(idle=3, maximum=100)) as client:
+        with pytest.raises(IdleTimeout) as caught:
+            await client.call_tool("ignore_cancel", {"seconds": 10})
+        await anyio.sleep(20)
+        after = await client.call_tool("echo", {"text": "still fine"})
+
+    (request_id,) = caught.value.request_ids
+    assert peer.stats.cancelled_request_ids == [request_id]
+    assert peer.stats.outcomes[request_id] == "completed"
+    (late,) = late_messages(events)
+    assert late.request_id == request_id
+    assert late.kind == "response"
+    assert late.late_by == pytest.approx(7)
+    assert late.message["result"]["content"][0]["text"] == "finished despite cancellation"
+    assert text_of(after) == "still fine"
+    assert not [r for r in caplog.records if r.name.startswith("mcp_client") and r.levelno > logging.DEBUG]
+
+
+@pytest.mark.fake_clock
+async def test_response_after_the_callers_cancel_is_a_late_message(connect: Connect, events: list[Event]) -> None:
+    """A cancel that crosses the result: the caller's cancel won, the late result is dropped quietly."""
+    peer = ScriptedPeer(era="modern")
+    async with connect(peer) as client:
+        with anyio.move_on_after(1):
+            await client.call_tool("ignore_cancel", {"seconds": 2})
+        await anyio.sleep(5)
+        after = await client.call_tool("echo", {"text": "next"})
+
+    (late,) = late_messages(events)
+    assert late.kind == "response"
+    assert late.late_by == pytest.approx(1)
+    assert text_of(after) == "next"
+
+
+async def test_a_second_answer_is_a_late_message(connect: Connect, events: list[Event], eventually: Eventually) -> None:
+    """A duplicate response (answer_twice) is a LateMessage for that request; the first answer is the result."""
+    peer = ScriptedPeer(era="modern")
+    async with connect(peer) as client:
+        result = await client.call_tool("answer_twice")
+        await eventually(lambda: late_messages(events))
+        after = await client.call_tool("echo", {"text": "next"})
+
+    assert text_of(result) == "twice"
+    (late,) = late_messages(events)
+    request_id = next(e.request_id for e in events if isinstance(e, RequestSent) and e.method == "tools/call")
+    assert late.request_id == request_id
+    assert late.kind == "response"
+    assert late.late_by is not None
+    assert late.late_by >= 0
+    assert text_of(after) == "next"
+
+
+async def test_progress_after_the_result_is_a_late_progress_message(
+    connect: Connect, events: list[Event], eventually: Eventually
+) -> None:
+    """Progress for a finished request is a LateMessage(kind="progress"), never delivered."""
+    peer = ScriptedPeer(era="modern")
+    seen: list[Progress] = []
+    async with connect(peer) as client:
+        await client.call_tool("progress_after_result", on_progress=seen.append)
+        await eventually(lambda: late_messages(events))
+
+    (late,) = late_messages(events)
+    assert late.kind == "progress"
+    assert late.message["method"] == "notifications/progress"
+    assert seen == []
+
+
+async def test_a_response_to_an_id_never_sent_is_a_protocol_violation(
+    connect: Connect, events: list[Event], eventually: Eventually
+) -> None:
+    """A response whose id the client never issued is a ProtocolViolation event; the real answer still arrives."""
+    peer = ScriptedPeer(era="modern")
+    async with connect(peer) as client:
+        result = await client.call_tool("wrong_id")
+
+    assert text_of(result) == "right id"
+    violations = [e for e in events if isinstance(e, ProtocolViolation)]
+    assert len(violations) == 1
+    assert isinstance(violations[0].raw, dict)
+    assert violations[0].raw["id"] == 999999
+    assert not late_messages(events)
+
+
+class _GlueToolResultToNextWrite(anyio.abc.ByteSendStream):
+    """The peer's output, with each tools/call result held back and written in one chunk with the next message.
+
+    The client's reader then handles both lines before the caller's task can run again: the worst case for a
+    duplicate answer or a progress notification that follows the result.
+    """
+
+    def __init__(self, inner: anyio.abc.ByteSendStream) -> None:
+        self._inner = inner
+        self._held: bytes | None = None
+
+    async def send(self, item: bytes) -> None:
+        if self._held is None and "content" in json.loads(item).get("result", {}):
+            self._held = item
+            return
+        if self._held is not None:
+            item, self._held = self._held + item, None
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@pytest.mark.parametrize("tool", ["answer_twice", "progress_after_result"])
+async def test_a_message_in_the_same_chunk_as_the_result_is_late(
+    tool: str, events: list[Event], eventually: Eventually
+) -> None:
+    """Late also when it arrives before the caller's task has run: never swallowed silently, never delivered."""
+    peer = ScriptedPeer(era="modern")
+    seen: list[Progress] = []
+
+    async def serve(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        await peer.serve(receive, _GlueToolResultToNextWrite(send))
+
+    async with Client(memory(serve), on_event=events.append) as client:
+        result = await client.call_tool(tool, on_progress=seen.append)
+        await eventually(lambda: late_messages(events))
+
+    assert not result.is_error
+    assert seen == []
+    (late,) = late_messages(events)
+    assert late.kind == ("response" if tool == "answer_twice" else "progress")
