@@ -337,7 +337,7 @@ def test_finish_ends_every_clock() -> None:
 # -- next_wakeup as a schedule: a shell that only looks when told must see every expiry on time --------------
 
 ACTIONS = ("mark_sent", "sign_of_life", "pause", "resume", "finish", "nothing")
-WEIGHTED_ACTIONS = ("mark_sent",) * 2 + ("sign_of_life",) * 3 + ("pause", "resume") * 2 + ("finish", "nothing")
+WEIGHTED_ACTIONS = ("sign_of_life",) * 4 + ("pause",) * 2 + ("resume",) * 3 + ("mark_sent", "nothing", "finish")
 
 
 @dataclass
@@ -374,6 +374,16 @@ class Model:
             self.finished = True
         return None
 
+    def idle_at(self, now: float) -> float:
+        if self.policy.idle is None or not self.sent or self.depth:
+            return math.inf
+        return now + self.policy.idle - self.idle_used
+
+    def maximum_at(self, now: float) -> float:
+        if self.policy.maximum is None or (self.depth and self.policy.pause_maximum):
+            return math.inf
+        return now + self.policy.maximum - self.maximum_used
+
     def kind(self, now: float) -> TimeoutKind | None:
         if self.finished:
             return None
@@ -405,7 +415,7 @@ Outcome = tuple[tuple[float, TimeoutKind] | None, float | None]
 def brute_force(
     policy: TimeoutPolicy, start: int, caller: float, steps: list[tuple[int, str]], horizon: int
 ) -> Outcome:
-    """Look at every whole second (and around every input), checking Deadline against the Model."""
+    """Look at every whole second (and around every input), checking Deadline's clocks against the Model."""
     deadline = Deadline(policy, started_at=float(start), caller_deadline=caller)
     model = Model(policy, caller)
     slow_due = math.inf if policy.notify_after is None else start + policy.notify_after
@@ -420,6 +430,10 @@ def brute_force(
             assert kind is model.kind(now)
             if kind is not None:
                 return (now, kind), slow_at
+            assert deadline.idle_at(now) == model.idle_at(now)
+            assert deadline.maximum_at(now) == model.maximum_at(now)
+            wake = min(model.idle_at(now), model.maximum_at(now), caller, math.inf if slow_at is not None else slow_due)
+            assert deadline.next_wakeup(now) == (math.inf if model.finished else wake)
             if not pending or pending[0][0] != now:
                 break
             action = pending.pop(0)[1]
@@ -473,18 +487,23 @@ def shell(policy: TimeoutPolicy, start: int, caller: float, steps: list[tuple[in
     return None, slow_at
 
 
-maybe_seconds = st.one_of(st.none(), st.integers(min_value=1, max_value=40))
+def seconds_or_none(most: int) -> st.SearchStrategy[int | None]:
+    """Whole seconds in 1..most, or None (drawn as 0) now and then."""
+    return st.integers(min_value=0, max_value=most).map(lambda n: n or None)
 
 
 @settings(max_examples=400, deadline=None)
 @given(
-    idle=maybe_seconds,
-    maximum=maybe_seconds,
-    notify_after=maybe_seconds,
+    idle=seconds_or_none(30),
+    maximum=seconds_or_none(120),
+    notify_after=seconds_or_none(60),
     pause_maximum=st.booleans(),
     start=st.integers(min_value=0, max_value=10**6),
-    caller_offset=st.one_of(st.none(), st.integers(min_value=0, max_value=120)),
-    gaps=st.lists(st.tuples(st.integers(min_value=0, max_value=12), st.sampled_from(WEIGHTED_ACTIONS)), max_size=30),
+    caller_offset=seconds_or_none(200),
+    send_first=st.booleans(),
+    gaps=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=6), st.sampled_from(WEIGHTED_ACTIONS)), min_size=4, max_size=40
+    ),
 )
 def test_next_wakeup_shell_sees_every_expiry_exactly_on_time(
     idle: int | None,
@@ -493,12 +512,13 @@ def test_next_wakeup_shell_sees_every_expiry_exactly_on_time(
     pause_maximum: bool,
     start: int,
     caller_offset: int | None,
+    send_first: bool,
     gaps: list[tuple[int, str]],
 ) -> None:
     """A shell waking only at next_wakeup times and on inputs sees each expiry and slow notice exactly when due."""
     policy = TimeoutPolicy(idle=idle, maximum=maximum, notify_after=notify_after, pause_maximum=pause_maximum)
     caller = math.inf if caller_offset is None else float(start + caller_offset)
-    steps, at = [], start
+    steps, at = [(start, "mark_sent")] if send_first else [], start
     for gap, action in gaps:
         at += gap
         steps.append((at, action))
