@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -52,11 +52,12 @@ from mcp_client.events import (
     TimedOut,
     TransportFailure,
 )
+from mcp_client.inflight import CANCELLED, CallState, RequestControl, WireRequest
+from mcp_client.input_rounds import InputHandler, answer_input_round, wants_input
 from mcp_client.policy import (
     Deadline,
     Progress,
     ProgressTokens,
-    ProgressTracker,
     ProgressVerdict,
     RequestIds,
     TimeoutKind,
@@ -71,118 +72,10 @@ __all__ = ["InputHandler", "RequestControl", "Session"]
 
 logger = logging.getLogger("mcp_client.session")
 
-InputHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
-"""Answers what a server asks of the client (``elicitation/create``, ``sampling/createMessage``, ``roots/list``):
-``(method, params) -> result``. Raise :class:`ServerError` to refuse. Used for 2025-11-25 server requests and
-for 2026-07-28 ``input_required`` rounds alike."""
-
-_INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 _RECENT_LIMIT = 4096
 _NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
-
-
-class RequestControl:
-    """Lets someone other than the awaiting task end a call early (the ``Call`` handle's ``cancel``)."""
-
-    __slots__ = ("_call", "reason")
-
-    def __init__(self) -> None:
-        self.reason: str | None = None
-        self._call: _Call | None = None
-
-    @property
-    def cancelled(self) -> bool:
-        """True once :meth:`cancel` was called."""
-        return self.reason is not None
-
-    @property
-    def request_ids(self) -> tuple[int | str, ...]:
-        """The ids the controlled call has used so far."""
-        return tuple(self._call.request_ids) if self._call is not None else ()
-
-    def cancel(self, reason: str = "cancelled by the client") -> None:
-        """End the call with :class:`~mcp_client.RequestCancelled`; the server is told. Idempotent."""
-        if self.reason is not None:
-            return
-        self.reason = reason
-        if self._call is not None:
-            self._call.cancel(reason)
-
-    def _attach(self, call: _Call) -> None:
-        self._call = call
-        if self.reason is not None:
-            call.cancel(self.reason)
-
-
-_CANCELLED: JSONObject = {}
-"""Sentinel outcome: the request was cancelled through its control."""
-
-
-class _Call:
-    """One call from the caller's point of view: its clocks and progress span every attempt and input round."""
-
-    __slots__ = (
-        "attempts",
-        "cancel_reason",
-        "cancelled",
-        "current",
-        "deadline",
-        "method",
-        "request_ids",
-        "sink",
-        "tracker",
-    )
-
-    def __init__(self, method: str, deadline: Deadline, sink: ProgressSink | None) -> None:
-        self.method = method
-        self.deadline = deadline
-        self.sink = sink
-        self.tracker = ProgressTracker()
-        self.request_ids: list[int] = []
-        self.attempts: list[Attempt] = []
-        self.current: _Request | None = None
-        self.cancel_reason: str | None = None
-        self.cancelled = anyio.Event()
-
-    def cancel(self, reason: str) -> None:
-        if self.cancel_reason is None:
-            self.cancel_reason = reason
-            self.cancelled.set()
-            if self.current is not None:
-                self.current.settle(_CANCELLED)
-
-    def nudge(self) -> None:
-        """Make the waiter look at the clocks again (they moved earlier: a pause ended)."""
-        if self.current is not None and self.current.wait_scope is not None:
-            self.current.wait_scope.cancel()
-
-
-class _Request:
-    """One request on the wire (one attempt or round of a call), tracked while it is in flight."""
-
-    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope")
-
-    def __init__(self, request_id: int, token: str | None, call: _Call) -> None:
-        self.request_id = request_id
-        self.token = token
-        self.call = call
-        self.done = anyio.Event()
-        self.outcome: JSONObject | None = None
-        self.failure: MCPClientError | None = None
-        self.wait_scope: anyio.CancelScope | None = None
-
-    @property
-    def method(self) -> str:
-        return self.call.method
-
-    def settle(self, outcome: JSONObject, failure: MCPClientError | None = None) -> None:
-        """Record how the request ended (the first settlement wins) and wake its waiter."""
-        if self.outcome is None and self.failure is None:
-            self.outcome = outcome
-            self.failure = failure
-            self.done.set()
 
 
 class Session:
@@ -204,8 +97,8 @@ class Session:
         self._on_notification_hook = on_notification
         self._ids = RequestIds()
         self._tokens = ProgressTokens()
-        self._in_flight: dict[int, _Request] = {}
-        self._by_token: dict[str, _Request] = {}
+        self._in_flight: dict[int, WireRequest] = {}
+        self._by_token: dict[str, WireRequest] = {}
         self._recent: OrderedDict[int, float] = OrderedDict()
         self._recent_tokens: OrderedDict[str, tuple[int, float]] = OrderedDict()
         self._connection: Connection | None = None
@@ -273,9 +166,11 @@ class Session:
         if self._connection is None or self.era is None:
             raise RuntimeError("the session is not connected")
         now = anyio.current_time()
-        call = _Call(method, Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline()), sink)
+        call = CallState(
+            method, Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline()), sink
+        )
         if control is not None:
-            control._attach(call)
+            control.attach(call)
         error: MCPClientError | None = None
         succeeded = False
         try:
@@ -305,7 +200,7 @@ class Session:
 
     async def _drive(
         self,
-        call: _Call,
+        call: CallState,
         params: JSONObject,
         want_progress: bool,
         retry: RetryPolicy | None,
@@ -343,16 +238,17 @@ class Session:
                 continue
             if budget is not None:
                 budget.record_success()
-            if not self._wants_input(call.method, result):
+            if not wants_input(call.method, result, modern=self.era is not None and self.era.modern):
                 return result
             rounds += 1
             if rounds > max_rounds:
                 raise ProtocolError(f"{call.method}: the server asked for input more than {max_rounds} times")
-            round_params = await self._answer_input_round(call, params, result)
+            with self.waiting_on_a_person([call]):
+                round_params = await answer_input_round(call, params, result, self._input_handler)
             call.tracker.restart_attempt()
             attempt = 0
 
-    async def _attempt(self, call: _Call, params: JSONObject, want_progress: bool, attempt: int) -> JSONObject:
+    async def _attempt(self, call: CallState, params: JSONObject, want_progress: bool, attempt: int) -> JSONObject:
         connection = self._connection
         era = self.era
         assert connection is not None
@@ -366,7 +262,7 @@ class Session:
         # A token whenever its progress matters: to reset idle, or for a consumer. Not only when a callback exists.
         wants_token = want_progress and (call.sink is not None or policy.idle is not None)
         token = self._tokens.allocate() if wants_token else None
-        request = _Request(request_id, token, call)
+        request = WireRequest(request_id, token, call)
         message = {"jsonrpc": "2.0", "id": request_id, "method": call.method, "params": era.stamp(dict(params), token)}
         call.request_ids.append(request_id)
         call.current = request
@@ -391,7 +287,7 @@ class Session:
             self._forget(request)
             connection.release(request_id)
 
-    async def _send(self, connection: Connection, request: _Request, message: JSONObject, attempt: int) -> None:
+    async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
         deadline = request.call.deadline
         with anyio.CancelScope(deadline=deadline.hard_deadline(anyio.current_time())) as scope:
             await connection.send_request(message)
@@ -404,7 +300,7 @@ class Session:
         if self._emit is not None:
             self.emit(RequestSent(request.request_id, request.method, request.token, attempt))
 
-    async def _await_outcome(self, request: _Request) -> JSONObject:
+    async def _await_outcome(self, request: WireRequest) -> JSONObject:
         deadline = request.call.deadline
         while True:
             now = anyio.current_time()
@@ -428,10 +324,10 @@ class Session:
                 self._abandon(request, _timeout_reason(kind, deadline.policy))
                 raise self._timeout(request, kind, now)
 
-    def _unwrap(self, request: _Request) -> JSONObject:
+    def _unwrap(self, request: WireRequest) -> JSONObject:
         outcome = request.outcome
         assert outcome is not None
-        if outcome is _CANCELLED:
+        if outcome is CANCELLED:
             reason = request.call.cancel_reason or "cancelled by the client"
             self._abandon(request, reason)
             raise RequestCancelled(f"{request.method} was cancelled: {reason}", reason=reason)
@@ -445,7 +341,7 @@ class Session:
             raise ProtocolError(f"{request.method}: the response has no result object")
         return result
 
-    def _timeout(self, request: _Request, kind: TimeoutKind, now: float) -> MCPClientError:
+    def _timeout(self, request: WireRequest, kind: TimeoutKind, now: float) -> MCPClientError:
         policy = request.call.deadline.policy
         if kind is TimeoutKind.IDLE:
             return IdleTimeout(
@@ -454,77 +350,17 @@ class Session:
         limit = policy.maximum if policy.maximum is not None else request.call.deadline.elapsed(now)
         return MaxTimeout(f"{request.method}: the {limit:g} s maximum passed", timeout=limit)
 
-    async def _wait_between_attempts(self, call: _Call, delay: float) -> None:
+    async def _wait_between_attempts(self, call: CallState, delay: float) -> None:
         """Back off before a retry; a cancel through the call's control ends the wait (and the call)."""
         with anyio.move_on_after(delay):
             await call.cancelled.wait()
         if call.cancel_reason is not None:
             raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
 
-    # -- multi-round-trip input (2026-07-28) and waiting on a person -----------------------------------------
-
-    def _wants_input(self, method: str, result: JSONObject) -> bool:
-        if result.get("resultType") != "input_required":
-            return False
-        if method not in _INPUT_METHODS or self.era is None or not self.era.modern:
-            raise ProtocolError(f"{method}: input_required is not allowed here")
-        return True
-
-    async def _answer_input_round(self, call: _Call, params: JSONObject, result: JSONObject) -> JSONObject:
-        """Answer the server's input requests (the clocks paused as policy says) and build the next round's params."""
-        requests = result.get("inputRequests") or {}
-        if not isinstance(requests, dict) or not all(isinstance(r, dict) for r in requests.values()):
-            raise ProtocolError(f"{call.method}: inputRequests is not an object of requests")
-        responses: JSONObject = {}
-        if requests:
-            if self._input_handler is None:
-                raise ProtocolError(f"{call.method}: the server asked for input this client did not offer to give")
-            responses = await self._gather_inputs(call, requests, self._input_handler)
-        next_params = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        if responses:
-            next_params["inputResponses"] = responses
-        if "requestState" in result:
-            next_params["requestState"] = result["requestState"]  # echoed exactly, never inspected
-        return next_params
-
-    async def _gather_inputs(self, call: _Call, requests: JSONObject, handler: InputHandler) -> JSONObject:
-        responses: JSONObject = {}
-        failure: list[BaseException] = []
-
-        async def answer(key: str, request: JSONObject) -> None:
-            method, params = request.get("method"), request.get("params") or {}
-            try:
-                if not isinstance(method, str) or not isinstance(params, dict):
-                    raise ProtocolError(f"{call.method}: input request {key!r} is malformed")
-                answer_result = dict(await handler(method, params))
-                answer_result.pop("resultType", None)
-                responses[key] = answer_result
-            except Exception as exc:
-                failure.append(exc)
-                task_group.cancel_scope.cancel()
-
-        with self.waiting_on_a_person([call]):
-            with anyio.CancelScope(deadline=call.deadline.hard_deadline(anyio.current_time())) as limit:
-                async with anyio.create_task_group() as task_group:
-                    task_group.start_soon(_cancel_on, call.cancelled, task_group.cancel_scope)
-                    async with anyio.create_task_group() as answers:
-                        for key, request in requests.items():
-                            answers.start_soon(answer, key, request)
-                    task_group.cancel_scope.cancel()
-        if call.cancel_reason is not None:
-            raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
-        if failure:
-            exc = failure[0]
-            if isinstance(exc, MCPClientError):
-                raise exc
-            raise MCPClientError(f"{call.method}: answering the server's input request failed: {exc!r}") from exc
-        if limit.cancelled_caught:
-            policy = call.deadline.policy
-            raise MaxTimeout(f"{call.method}: the maximum passed while waiting for input", timeout=policy.maximum)
-        return responses
+    # -- waiting on a person ----------------------------------------------------------------------------------
 
     @contextmanager
-    def waiting_on_a_person(self, calls: list[_Call] | None = None) -> Iterator[None]:
+    def waiting_on_a_person(self, calls: list[CallState] | None = None) -> Iterator[None]:
         """Stop the idle clock (and the maximum, if the policy says so) of ``calls`` (default: every call in flight)
         while the host asks a person something; restart them after."""
         targets = calls if calls is not None else list({r.call for r in self._in_flight.values()})
@@ -541,7 +377,7 @@ class Session:
 
     # -- ending requests ------------------------------------------------------------------------------------
 
-    def _forget(self, request: _Request) -> None:
+    def _forget(self, request: WireRequest) -> None:
         """Take the request out of the tables (idempotent); from now on anything for it is late."""
         now = anyio.current_time()
         if self._in_flight.pop(request.request_id, None) is not None:
@@ -549,7 +385,7 @@ class Session:
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 
-    def _abandon(self, request: _Request, reason: str) -> None:
+    def _abandon(self, request: WireRequest, reason: str) -> None:
         """The request ends without its answer: stop routing to it and cancel it on the wire, in the background."""
         self._forget(request)
         if request.method in _NOT_CANCELLABLE or self._connection is None or self._closed is not None:
@@ -733,11 +569,6 @@ class Session:
     def closed_error(self) -> TransportError | None:
         """Why the connection is gone, once it is."""
         return self._closed
-
-
-async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
-    await event.wait()
-    scope.cancel()
 
 
 def _last(request_ids: list[int]) -> int:

@@ -1,0 +1,122 @@
+"""The records of work in flight: a call (what the caller waits for), the requests it puts on the wire, and the
+control that lets another task cancel it.
+
+A call spans every attempt and input round: one :class:`~mcp_client.policy.Deadline`, one progress tracker, one
+progress sink. Each attempt or round is one :class:`WireRequest` with its own id and token, in the session's
+tables only while it is in flight.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from mcp_client.errors import Attempt, MCPClientError
+from mcp_client.policy import Deadline, ProgressTracker
+from mcp_client.progress import ProgressSink
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["CANCELLED", "CallState", "RequestControl", "WireRequest"]
+
+
+class RequestControl:
+    """Lets someone other than the awaiting task end a call early (the ``Call`` handle's ``cancel``)."""
+
+    __slots__ = ("_call", "reason")
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._call: CallState | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """True once :meth:`cancel` was called."""
+        return self.reason is not None
+
+    @property
+    def request_ids(self) -> tuple[int | str, ...]:
+        """The ids the controlled call has used so far."""
+        return tuple(self._call.request_ids) if self._call is not None else ()
+
+    def cancel(self, reason: str = "cancelled by the client") -> None:
+        """End the call with :class:`~mcp_client.RequestCancelled`; the server is told. Idempotent."""
+        if self.reason is not None:
+            return
+        self.reason = reason
+        if self._call is not None:
+            self._call.cancel(reason)
+
+    def attach(self, call: CallState) -> None:
+        """Bind the control to the call it controls (done by the session when the call starts)."""
+        self._call = call
+        if self.reason is not None:
+            call.cancel(self.reason)
+
+
+CANCELLED: JSONObject = {}
+"""Sentinel outcome: the request was cancelled through its control."""
+
+
+class CallState:
+    """One call from the caller's point of view: its clocks and progress span every attempt and input round."""
+
+    __slots__ = (
+        "attempts",
+        "cancel_reason",
+        "cancelled",
+        "current",
+        "deadline",
+        "method",
+        "request_ids",
+        "sink",
+        "tracker",
+    )
+
+    def __init__(self, method: str, deadline: Deadline, sink: ProgressSink | None) -> None:
+        self.method = method
+        self.deadline = deadline
+        self.sink = sink
+        self.tracker = ProgressTracker()
+        self.request_ids: list[int] = []
+        self.attempts: list[Attempt] = []
+        self.current: WireRequest | None = None
+        self.cancel_reason: str | None = None
+        self.cancelled = anyio.Event()
+
+    def cancel(self, reason: str) -> None:
+        """End the call as cancelled by the client: the request in flight settles at once."""
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+            self.cancelled.set()
+            if self.current is not None:
+                self.current.settle(CANCELLED)
+
+    def nudge(self) -> None:
+        """Make the waiter look at the clocks again (they moved earlier: a pause ended)."""
+        if self.current is not None and self.current.wait_scope is not None:
+            self.current.wait_scope.cancel()
+
+
+class WireRequest:
+    """One request on the wire (one attempt or round of a call), tracked while it is in flight."""
+
+    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope")
+
+    def __init__(self, request_id: int, token: str | None, call: CallState) -> None:
+        self.request_id = request_id
+        self.token = token
+        self.call = call
+        self.done = anyio.Event()
+        self.outcome: JSONObject | None = None
+        self.failure: MCPClientError | None = None
+        self.wait_scope: anyio.CancelScope | None = None
+
+    @property
+    def method(self) -> str:
+        return self.call.method
+
+    def settle(self, outcome: JSONObject, failure: MCPClientError | None = None) -> None:
+        """Record how the request ended (the first settlement wins) and wake its waiter."""
+        if self.outcome is None and self.failure is None:
+            self.outcome = outcome
+            self.failure = failure
+            self.done.set()
