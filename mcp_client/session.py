@@ -105,6 +105,7 @@ class Session:
         self._closed: TransportError | None = None
         self._cancels_pending = 0
         self._cancels_drained = anyio.Event()
+        self._cancels_in_progress: dict[int, anyio.Event] = {}
         self.era: Era | None = None
 
     # -- wiring ---------------------------------------------------------------------------------------------
@@ -233,6 +234,7 @@ class Session:
                 if not decision.retry:
                     raise
                 self.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, exc))
+                await self._cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
                 await self._wait_between_attempts(call, decision.delay)
                 call.tracker.restart_attempt()
                 continue
@@ -391,6 +393,7 @@ class Session:
         if request.method in _NOT_CANCELLABLE or self._connection is None or self._closed is not None:
             return
         self._cancels_pending += 1
+        self._cancels_in_progress[request.request_id] = anyio.Event()
         self._task_group.start_soon(self._send_cancel, self._connection, request.request_id, reason)
 
     async def _send_cancel(self, connection: Connection, request_id: int, reason: str) -> None:
@@ -404,9 +407,17 @@ class Session:
                     return
                 self.emit(CancelSent(request_id, how, reason))
         finally:
+            self._cancels_in_progress.pop(request_id, anyio.Event()).set()
             self._cancels_pending -= 1
             if not self._cancels_pending:
                 self._cancels_drained.set()
+
+    async def _cancel_written(self, request_id: int) -> None:
+        """Wait until the cancellation of ``request_id`` (if one is under way) has been written, bounded."""
+        written = self._cancels_in_progress.get(request_id)
+        if written is not None:
+            with anyio.move_on_after(self._cancel_timeout):
+                await written.wait()
 
     async def notify(self, method: str, params: JSONObject | None = None) -> None:
         """Send a notification (best effort: a transport failure raises :class:`TransportError`)."""
