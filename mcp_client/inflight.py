@@ -65,14 +65,19 @@ class CallState:
         "cancelled",
         "current",
         "deadline",
+        "headers",
         "method",
         "request_ids",
         "sink",
         "tracker",
     )
 
-    def __init__(self, method: str, deadline: Deadline, sink: ProgressSink | None) -> None:
+    def __init__(
+        self, method: str, deadline: Deadline, sink: ProgressSink | None, headers: dict[str, str] | None = None
+    ) -> None:
         self.method = method
+        self.headers = headers
+        """Extra transport headers for every request of the call (HTTP ``Mcp-Param-*``)."""
         self.deadline = deadline
         self.sink = sink
         self.tracker = ProgressTracker()

@@ -150,6 +150,7 @@ class Session:
         idempotent: bool = False,
         budget: RetryBudget | None = None,
         max_rounds: int = 10,
+        headers: dict[str, str] | None = None,
     ) -> JSONObject:
         """Run one call to its end and return its ``result`` object, or raise a typed error.
 
@@ -167,9 +168,8 @@ class Session:
         if self._connection is None or self.era is None:
             raise RuntimeError("the session is not connected")
         now = anyio.current_time()
-        call = CallState(
-            method, Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline()), sink
-        )
+        deadline = Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline())
+        call = CallState(method, deadline, sink, headers)
         if control is not None:
             control.attach(call)
         error: MCPClientError | None = None
@@ -292,7 +292,7 @@ class Session:
     async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
         deadline = request.call.deadline
         with anyio.CancelScope(deadline=deadline.hard_deadline(anyio.current_time())) as scope:
-            await connection.send_request(message)
+            await connection.send_request(message, headers=request.call.headers)
         if scope.cancelled_caught:
             # The write itself outlived the maximum: the request may be half-written, so it counts as written.
             await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
