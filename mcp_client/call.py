@@ -43,6 +43,7 @@ class Call(Generic[ResultT]):
         idempotent: bool = False,
         budget: RetryBudget | None = None,
         max_rounds: int = 10,
+        headers: dict[str, str] | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
@@ -55,6 +56,7 @@ class Call(Generic[ResultT]):
             "idempotent": idempotent,
             "budget": budget,
             "max_rounds": max_rounds,
+            "headers": headers,
         }
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_client._version import __version__
 from mcp_client.call import Call
-from mcp_client.errors import ConnectError, MCPClientError, ProtocolError, ToolError
+from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, ToolError
 from mcp_client.events import Event
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
@@ -30,8 +30,10 @@ from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
 from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity, negotiate
+from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, Transport
+from mcp_client.transports.http import HttpTransport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 
@@ -113,6 +115,7 @@ class Client:
         self._cancel_timeout = cancel_timeout
         self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
         self._idempotent_tools: dict[str, bool] = {}
+        self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._identity: ServerIdentity | None = None
@@ -262,14 +265,16 @@ class Client:
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         """
         policy = self.resolve_timeout(timeout)
+        params = dict(params) if params is not None else {}
+        tool = params.get("name") if method == "tools/call" else None
         options: dict[str, Any] = {
             "policy": policy,
-            "retry": self.resolve_retry(retry, params.get("name") if params and method == "tools/call" else None),
+            "retry": self.resolve_retry(retry, tool),
             "idempotent": idempotent,
             "budget": self.retry_budget,
             "max_rounds": self.max_input_rounds,
+            "headers": self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None,
         }
-        params = dict(params) if params is not None else {}
         if on_progress is None:
             return await self.session.request(method, params, **options)
         stream = ProgressStream(self._progress_interval)
@@ -291,12 +296,26 @@ class Client:
         if method == "notifications/tools/list_changed":
             self._idempotent_tools.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
 
+    @property
+    def _sends_tool_headers(self) -> bool:
+        """``Mcp-Param-*`` headers exist only on Streamable HTTP at 2026-07-28."""
+        return isinstance(self.transport, HttpTransport) and self.era.modern
+
+    def _tool_headers(self, tool: str, arguments: object) -> dict[str, str] | None:
+        params = self._header_params.get(tool)
+        if not params or not self._sends_tool_headers:
+            return None
+        return header_values(params, arguments if isinstance(arguments, Mapping) else None)
+
     # -- tools --------------------------------------------------------------------------------------------------
 
     async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
         """Every tool of the server, all pages fetched."""
         pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout)
         tools = [tool for page in [p async for p in pages] for tool in page.tools]
+        if self._sends_tool_headers:
+            # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
+            tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
         self._idempotent_tools = {tool.name: _idempotent(tool) for tool in tools}
         return tools
 
@@ -326,9 +345,16 @@ class Client:
         Raises:
             IdleTimeout, MaxTimeout, TransportError, ServerError, ProtocolError, ToolError.
         """
-        result = await self.request(
-            "tools/call", _tool_params(name, arguments), timeout=timeout, on_progress=on_progress
-        )
+        params = _tool_params(name, arguments)
+        options: dict[str, Any] = {"timeout": timeout, "on_progress": on_progress, "retry": retry}
+        try:
+            result = await self.request("tools/call", params, idempotent=self.is_idempotent(name), **options)
+        except HeaderMismatch:
+            if not self._sends_tool_headers:
+                raise
+            # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
+            await self.list_tools(timeout=timeout)
+            result = await self.request("tools/call", params, idempotent=self.is_idempotent(name), **options)
         return _tool_result(name, result, raise_on_error)
 
     def tool_call(
@@ -363,6 +389,7 @@ class Client:
             idempotent=self.is_idempotent(name),
             budget=self.retry_budget,
             max_rounds=self.max_input_rounds,
+            headers=self._tool_headers(name, arguments),
         )
 
     # -- prompts and resources ----------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ from mcp_client import (
     TransportError,
     UnsupportedProtocolVersion,
 )
-from mcp_client.transports.http import encode_header_value, http
+from mcp_client.transports._http_status import parse_retry_after
+from mcp_client.transports.http import SessionExpired, encode_header_value, http
 
 pytestmark = pytest.mark.anyio
 
@@ -88,10 +89,16 @@ class Server:
         self.routes: dict[str, Route] = {}
         self.legacy = legacy
         self.session_id = session_id
+        self.get: Callable[[httpx.Request], Awaitable[httpx.Response]] | None = None
+        """Answers GETs (the standalone stream and resumptions); by default the server has none (405)."""
 
     def bodies(self, method: str | None = None) -> list[dict[str, Any]]:
         found = [json.loads(r.content) for r in self.requests if r.method == "POST"]
         return [b for b in found if method is None or b.get("method") == method]
+
+    def gets(self, *, resuming: bool | None = None) -> list[httpx.Request]:
+        found = [r for r in self.requests if r.method == "GET"]
+        return [r for r in found if resuming is None or ("Last-Event-ID" in r.headers) == resuming]
 
     def posts(self, method: str) -> list[httpx.Request]:
         return [r for r in self.requests if r.method == "POST" and json.loads(r.content).get("method") == method]
@@ -100,6 +107,8 @@ class Server:
         self.requests.append(request)
         if request.method == "DELETE":
             return httpx.Response(200)
+        if request.method == "GET":
+            return await self.get(request) if self.get is not None else httpx.Response(405)
         body = json.loads(request.content)
         method = body.get("method")
         if "id" not in body or method is None:
@@ -223,7 +232,9 @@ async def _async(response: httpx.Response) -> httpx.Response:
 def test_header_value_encoding() -> None:
     """The spec's examples: safe values travel plain, others as =?base64?...?=."""
     assert encode_header_value("execute_sql") == "execute_sql"
-    assert encode_header_value("with inner space\tand tab") == "with inner space\tand tab"
+    assert encode_header_value("with inner space") == "with inner space"
+    # A tab is a control character to the conformance suite and the reference SDK: always encoded.
+    assert encode_header_value("a\tb") == "=?base64?YQli?="
     assert encode_header_value("Hello, 世界") == "=?base64?SGVsbG8sIOS4lueVjA==?="
     assert encode_header_value(" padded ") == "=?base64?IHBhZGRlZCA=?="
     assert encode_header_value("line\nbreak") == "=?base64?bGluZQpicmVhaw==?="
@@ -535,3 +546,227 @@ async def test_legacy_server_request_on_the_stream_is_answered_by_post(events: l
     assert json.loads(reply.content) == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
     assert reply.headers["Mcp-Session-Id"] == "session-1"
     assert reply.headers["MCP-Protocol-Version"] == "2025-11-25"
+
+
+# -- 2025-11-25: the standalone GET stream ----------------------------------------------------------------------
+
+
+async def test_legacy_get_stream_carries_server_requests(events: list[Event]) -> None:
+    """After notifications/initialized a GET stream is opened with the session headers; a server request on it is
+    answered by POST; a call works meanwhile; the stream is closed and the session DELETEd at the end."""
+    server = Server(legacy=True)
+    stream = SSE(
+        [b"id: g1\r\ndata:\r\n\r\n", event({"jsonrpc": "2.0", "id": "srv-7", "method": "ping"})], stay_open=True
+    )
+
+    async def listen(request: httpx.Request) -> httpx.Response:
+        return sse_response(stream)
+
+    server.get = listen
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25") as client,
+    ):
+        with anyio.fail_after(5):
+            while not any(b.get("id") == "srv-7" for b in server.bodies()):
+                await anyio.sleep(0.01)
+        assert (await client.call_tool("echo", {"text": "x"})).content[0].text == "x"  # type: ignore[union-attr]
+    (get,) = server.gets()
+    assert get.headers["Accept"] == "text/event-stream"
+    assert get.headers["Mcp-Session-Id"] == "session-1"
+    assert get.headers["MCP-Protocol-Version"] == "2025-11-25"
+    assert get.headers["Authorization"] == "Bearer t"
+    assert "Last-Event-ID" not in get.headers
+    initialized = server.requests.index(server.posts("notifications/initialized")[0])
+    assert server.requests.index(get) > initialized
+    (reply,) = [r for r in server.requests if r.method == "POST" and json.loads(r.content).get("id") == "srv-7"]
+    assert json.loads(reply.content) == {"jsonrpc": "2.0", "id": "srv-7", "result": {}}
+    assert stream.closed
+    assert server.requests[-1].method == "DELETE"
+
+
+async def test_legacy_get_405_means_no_stream(events: list[Event]) -> None:
+    """A server without a GET stream answers 405: asked once, never again."""
+    server = Server(legacy=True)
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25") as client,
+    ):
+        await client.call_tool("echo", {"text": "x"})
+        await client.call_tool("echo", {"text": "y"})
+    assert len(server.gets()) == 1
+
+
+@pytest.mark.fake_clock
+async def test_legacy_get_stream_reconnects_a_bounded_number_of_times(events: list[Event]) -> None:
+    """A GET stream that keeps ending without a message is reopened after its retry:, with Last-Event-ID, twice."""
+    server = Server(legacy=True)
+    count = 0
+
+    async def short(request: httpx.Request) -> httpx.Response:
+        nonlocal count
+        count += 1
+        return sse_response(SSE([f"id: g{count}\r\nretry: 3000\r\ndata:\r\n\r\n".encode()]))
+
+    server.get = short
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25"),
+    ):
+        started = anyio.current_time()
+        await anyio.sleep(60)
+    gets = server.gets()
+    assert len(gets) == 3
+    assert [g.headers.get("Last-Event-ID") for g in gets] == [None, "g1", "g2"]
+    assert anyio.current_time() - started >= 6
+
+
+async def test_no_get_stream_at_2026(server: Server, http_client: httpx.AsyncClient, events: list[Event]) -> None:
+    async with client_for(server, http_client, events) as client:
+        await client.call_tool("echo", {"text": "x"})
+    assert not server.gets()
+
+
+# -- 2025-11-25: resuming a request's stream (SEP-1699) -----------------------------------------------------------
+
+
+def _priming_then_close(event_id: str, retry_ms: int) -> Route:
+    async def route(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        return sse_response(SSE([f"id: {event_id}\r\nretry: {retry_ms}\r\ndata:\r\n\r\n".encode()]))
+
+    return route
+
+
+@pytest.mark.fake_clock
+async def test_legacy_stream_closed_after_priming_is_resumed_with_last_event_id(events: list[Event]) -> None:
+    """The call's stream ends after a priming event: after retry: the rest is read from GET + Last-Event-ID."""
+    server = Server(legacy=True)
+    server.routes["tools/call:poll"] = _priming_then_close("e-1", 500)
+    closed_at: list[float] = []
+
+    async def resume(request: httpx.Request) -> httpx.Response:
+        if "Last-Event-ID" not in request.headers:
+            return httpx.Response(405)
+        closed_at.append(anyio.current_time())
+        (call,) = server.bodies("tools/call")
+        reply = {"jsonrpc": "2.0", "id": call["id"], "result": text_result("resumed")}
+        return sse_response(SSE([b"id: e-2\r\n" + event(reply)]))
+
+    server.get = resume
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25") as client,
+    ):
+        started = anyio.current_time()
+        answer = await client.call_tool("poll")
+    assert answer.content[0].text == "resumed"  # type: ignore[union-attr]
+    (get,) = server.gets(resuming=True)
+    assert get.headers["Last-Event-ID"] == "e-1"
+    assert get.headers["Mcp-Session-Id"] == "session-1"
+    assert get.headers["MCP-Protocol-Version"] == "2025-11-25"
+    assert get.headers["Accept"] == "text/event-stream"
+    assert 0.5 <= closed_at[0] - started < 0.7
+
+
+@pytest.mark.fake_clock
+async def test_legacy_resumption_is_bounded(events: list[Event]) -> None:
+    """Resumptions that never bring the answer: two GETs (each after retry:, the default 1 s), then the call fails."""
+    server = Server(legacy=True)
+    server.routes["tools/call:poll"] = lambda body, request: _async(sse_response(SSE([b"id: e-1\r\ndata:\r\n\r\n"])))
+
+    async def resume(request: httpx.Request) -> httpx.Response:
+        if "Last-Event-ID" not in request.headers:
+            return httpx.Response(405)
+        return sse_response(SSE([b": nothing\r\n\r\n"]))
+
+    server.get = resume
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25", retry=None) as client,
+    ):
+        started = anyio.current_time()
+        with pytest.raises(TransportError, match="2 attempts to resume") as caught:
+            await client.call_tool("poll")
+        assert anyio.current_time() - started >= 2
+    assert caught.value.written
+    assert [g.headers["Last-Event-ID"] for g in server.gets(resuming=True)] == ["e-1", "e-1"]
+
+
+async def test_modern_stream_is_never_resumed(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """At 2026-07-28 event ids mean nothing: a stream that ends early fails its call at once, no GET."""
+    server.routes["tools/call:poll"] = _priming_then_close("e-1", 10)
+    async with client_for(server, http_client, events, retry=None) as client:
+        with pytest.raises(TransportError, match="ended without a response") as caught:
+            await client.call_tool("poll")
+    assert caught.value.written
+    assert not server.gets()
+
+
+# -- session expiry and back-off statuses ---------------------------------------------------------------------
+
+
+async def test_404_to_a_request_with_a_session_id_is_session_expired(events: list[Event]) -> None:
+    """404 with our Mcp-Session-Id: SessionExpired (status 404, written), whatever the body; no DELETE at close."""
+    server = Server(legacy=True)
+    gone = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}
+    server.routes["tools/call:later"] = lambda body, request: _async(httpx.Response(404, json=gone))
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        client_for(server, http_client, events, protocol="2025-11-25", retry=None) as client,
+    ):
+        with pytest.raises(SessionExpired) as caught:
+            await client.call_tool("later")
+    assert isinstance(caught.value, TransportError)
+    assert caught.value.status_code == 404
+    assert caught.value.written
+    assert caught.value.session_id == "session-1"
+    assert not [r for r in server.requests if r.method == "DELETE"]
+
+
+async def test_404_without_a_session_is_still_method_not_found(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    server.routes["tools/call:gone"] = lambda body, request: _async(httpx.Response(404))
+    async with client_for(server, http_client, events) as client:
+        with pytest.raises(MethodNotFound):
+            await client.call_tool("gone")
+
+
+async def test_429_and_503_carry_status_and_retry_after(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """Back-off statuses fail the call with the status and Retry-After in seconds (delta-seconds or HTTP-date)."""
+    busy = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "slow down"}}
+    server.routes["tools/call:busy"] = lambda body, request: _async(
+        httpx.Response(429, headers={"Retry-After": "7"}, json=busy)
+    )
+    server.routes["tools/call:down"] = lambda body, request: _async(
+        httpx.Response(503, headers={"Retry-After": "Thu, 01 Jan 2099 00:00:00 GMT"})
+    )
+    server.routes["tools/call:vague"] = lambda body, request: _async(httpx.Response(503))
+    async with client_for(server, http_client, events, retry=None) as client:
+        with pytest.raises(TransportError) as busy_error:
+            await client.call_tool("busy")
+        with pytest.raises(TransportError) as down_error:
+            await client.call_tool("down")
+        with pytest.raises(TransportError) as vague_error:
+            await client.call_tool("vague")
+    assert (busy_error.value.status_code, busy_error.value.retry_after, busy_error.value.written) == (429, 7.0, True)
+    assert down_error.value.status_code == 503
+    assert down_error.value.retry_after == 24 * 3600.0  # capped
+    assert (vague_error.value.status_code, vague_error.value.retry_after) == (503, None)
+
+
+def test_parse_retry_after() -> None:
+    now = 1_000_000_000.0  # 2001-09-09T01:46:40Z
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("") is None
+    assert parse_retry_after("120") == 120.0
+    assert parse_retry_after(" 0 ") == 0.0
+    assert parse_retry_after("-5") is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Sun, 09 Sep 2001 01:47:00 GMT", now=now) == 20.0
+    assert parse_retry_after("Sun, 09 Sep 2001 01:00:00 GMT", now=now) == 0.0
+    assert parse_retry_after("Sun, 09 Sep 2001 01:47:00 -0000", now=now) == 20.0
