@@ -214,6 +214,12 @@ class Client:
         return self._identity.capabilities if self._identity else None
 
     @property
+    def server_process_id(self) -> int | None:
+        """The server's process id over stdio (None for other transports, or before connecting)."""
+        connection = self._session._connection if self._session is not None else None
+        return connection.process_id if connection is not None else None
+
+    @property
     def instructions(self) -> str | None:
         """The server's instructions for the model, if any."""
         return self._identity.instructions if self._identity else None

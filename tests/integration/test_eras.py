@@ -13,7 +13,16 @@ import anyio.abc
 import mcp_types
 import pytest
 
-from mcp_client import Client, ConnectError, Event, InvalidParams, RequestSent, TimeoutPolicy, memory
+from mcp_client import (
+    Client,
+    ConnectError,
+    Event,
+    InvalidParams,
+    RequestSent,
+    ServerNotification,
+    TimeoutPolicy,
+    memory,
+)
 from mcp_client.testing._peer_tools import TOOLS
 from mcp_client.testing.peer import ScriptedPeer
 
@@ -131,6 +140,40 @@ async def test_handshake_refused_is_a_connect_error(events: list[Event]) -> None
         async with Client(memory(refuse_everything), on_event=events.append):
             pass
     assert [e.method for e in events if isinstance(e, RequestSent)] == ["server/discover", "initialize"]
+
+
+class _AnnounceListChangedFirst(anyio.abc.ByteSendStream):
+    """The peer's output, preceded by an unsolicited notifications/tools/list_changed before its first answer."""
+
+    def __init__(self, inner: anyio.abc.ByteSendStream) -> None:
+        self._inner = inner
+        self._announced = False
+
+    async def send(self, item: bytes) -> None:
+        if not self._announced:
+            self._announced = True
+            notification = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {}}
+            await self._inner.send(json.dumps(notification).encode() + b"\n")
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_unsolicited_notifications_are_tolerated(events: list[Event], era: str) -> None:
+    """A notification nobody asked for (list_changed right after start) is an event, and harms nothing."""
+    peer = ScriptedPeer(era=era)  # type: ignore[arg-type]
+
+    async def serve(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        await peer.serve(receive, _AnnounceListChangedFirst(send))
+
+    async with Client(memory(serve), on_event=events.append) as client:
+        result = await client.call_tool("echo", {"text": "still here"})
+
+    assert text_of(result) == "still here"
+    notifications = [e for e in events if isinstance(e, ServerNotification)]
+    assert [e.method for e in notifications] == ["notifications/tools/list_changed"]
 
 
 @pytest.mark.parametrize(("era", "version"), ERAS)

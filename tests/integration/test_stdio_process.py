@@ -202,9 +202,7 @@ async def test_shutdown_leaves_no_process_behind() -> None:
     """Leaving the client ends the server process (and it is reaped): nothing is left running."""
     async with Client(peer(), timeout=POLICY) as client:
         await client.call_tool("echo")
-        connection = client.session._connection
-        assert connection is not None
-        pid = connection.process_id
+        pid = client.server_process_id
         assert pid is not None
         os.kill(pid, 0)  # alive while connected
 
