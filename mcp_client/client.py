@@ -8,13 +8,11 @@ session, and turns the result into the mcp-types model of the method.
 
 from __future__ import annotations
 
-import enum
-import fnmatch
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types
@@ -26,11 +24,13 @@ from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, Prot
 from mcp_client.events import Event
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
 from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity, negotiate
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
+from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, Transport
 from mcp_client.transports.http import HttpTransport
@@ -42,23 +42,6 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _MAX_PAGES = 10_000
-
-
-class UseClientDefault(enum.Enum):
-    """The type of :data:`USE_CLIENT_DEFAULT`."""
-
-    USE_CLIENT_DEFAULT = "USE_CLIENT_DEFAULT"
-
-    def __repr__(self) -> str:
-        return "USE_CLIENT_DEFAULT"
-
-
-USE_CLIENT_DEFAULT: Final = UseClientDefault.USE_CLIENT_DEFAULT
-"""Passed as ``timeout=`` (the default): use the client's policy. ``timeout=None`` means no limits at all."""
-
-TimeoutArg = TimeoutPolicy | float | None | UseClientDefault
-"""What ``timeout=`` accepts: a policy, a number of seconds (the maximum; other fields from the client's policy),
-``None`` for no limits, or :data:`USE_CLIENT_DEFAULT`."""
 
 
 class Client:
@@ -93,6 +76,7 @@ class Client:
         probe_timeout: float = 5.0,
         cancel_timeout: float = 5.0,
         retry: RetryPolicy | None = DEFAULT_RETRY,
+        policies: PolicyRegistry | None = None,
         retry_rules: Mapping[str, RetryPolicy | None] | None = None,
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
@@ -105,7 +89,8 @@ class Client:
         default_info = {"name": "mcp-client", "version": __version__}
         self.client_info = dict(client_info) if client_info is not None else default_info
         self.retry = retry
-        self.retry_rules = dict(retry_rules or {})
+        self.policies = _registry(policies, retry_rules).with_defaults(self.timeout, retry)
+        """The rules that give each call its policies: call > tool > annotation > server > client default."""
         self.retry_budget = RetryBudget()
         """Shared by every call of this client: retries stop while most recent attempts fail."""
         self.max_input_rounds = max_input_rounds
@@ -114,7 +99,7 @@ class Client:
         self._probe_timeout = probe_timeout
         self._cancel_timeout = cancel_timeout
         self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
-        self._idempotent_tools: dict[str, bool] = {}
+        self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
@@ -156,7 +141,7 @@ class Client:
         return self
 
     async def _start_session(self, session: Session) -> ServerIdentity:
-        connect = self.timeout.connect
+        connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
             return await negotiate(
                 session,
@@ -226,35 +211,23 @@ class Client:
 
     # -- policy ------------------------------------------------------------------------------------------------
 
-    def resolve_timeout(self, timeout: TimeoutArg) -> TimeoutPolicy:
-        """The policy a call with this ``timeout=`` argument runs under."""
-        if isinstance(timeout, UseClientDefault):
-            return self.timeout
-        if timeout is None:
-            return TimeoutPolicy.unlimited()
-        if isinstance(timeout, TimeoutPolicy):
-            return timeout
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-            return self.timeout.replace(maximum=float(timeout))
-        raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
+    def resolve(
+        self, tool: str | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, retry: RetryArg = USE_CLIENT_DEFAULT
+    ) -> tuple[TimeoutPolicy, RetryPolicy | None]:
+        """The timeout and retry policies a call runs under: the call's own arguments, else the rules of
+        :attr:`policies` for the tool (by name, then by the annotations ``list_tools()`` reported), else the
+        server's and the client's defaults."""
+        return self.policies.resolve(
+            tool, self._annotations.get(tool) if tool else None, call_timeout=timeout, call_retry=retry
+        )
 
-    def resolve_retry(
-        self, retry: RetryPolicy | UseClientDefault | None, tool: str | None = None
-    ) -> RetryPolicy | None:
-        """The retry policy of a call: the call's own, else the first rule matching the tool, else the client's."""
-        if not isinstance(retry, UseClientDefault):
-            return retry
-        if tool is not None:
-            if tool in self.retry_rules:
-                return self.retry_rules[tool]
-            for pattern, rule in self.retry_rules.items():
-                if fnmatch.fnmatchcase(tool, pattern):
-                    return rule
-        return self.retry
+    def resolve_timeout(self, timeout: TimeoutArg) -> TimeoutPolicy:
+        """The policy a request that is no tool call runs under with this ``timeout=`` argument."""
+        return self.resolve(None, timeout=timeout)[0]
 
     def is_idempotent(self, tool: str) -> bool:
         """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
-        return self._idempotent_tools.get(tool, False)
+        return _idempotent(self._annotations.get(tool))
 
     async def request(
         self,
@@ -263,19 +236,19 @@ class Client:
         *,
         timeout: TimeoutArg = USE_CLIENT_DEFAULT,
         on_progress: ProgressCallback | None = None,
-        retry: RetryPolicy | UseClientDefault | None = USE_CLIENT_DEFAULT,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
         idempotent: bool = False,
     ) -> JSONObject:
         """Send any request and return its raw ``result`` object (for methods without a helper here).
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         """
-        policy = self.resolve_timeout(timeout)
         params = dict(params) if params is not None else {}
         tool = params.get("name") if method == "tools/call" else None
+        policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
         options: dict[str, Any] = {
             "policy": policy,
-            "retry": self.resolve_retry(retry, tool),
+            "retry": retry_policy,
             "idempotent": idempotent,
             "budget": self.retry_budget,
             "max_rounds": self.max_input_rounds,
@@ -300,7 +273,7 @@ class Client:
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if method == "notifications/tools/list_changed":
-            self._idempotent_tools.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
+            self._annotations.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
 
     @property
     def _sends_tool_headers(self) -> bool:
@@ -322,7 +295,7 @@ class Client:
         if self._sends_tool_headers:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
-        self._idempotent_tools = {tool.name: _idempotent(tool) for tool in tools}
+        self._annotations = {tool.name: tool.annotations for tool in tools}
         return tools
 
     async def call_tool(
@@ -333,7 +306,7 @@ class Client:
         timeout: TimeoutArg = USE_CLIENT_DEFAULT,
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
-        retry: RetryPolicy | UseClientDefault | None = USE_CLIENT_DEFAULT,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result.
 
@@ -371,7 +344,7 @@ class Client:
         timeout: TimeoutArg = USE_CLIENT_DEFAULT,
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
-        retry: RetryPolicy | UseClientDefault | None = USE_CLIENT_DEFAULT,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
     ) -> Call[mcp_types.CallToolResult]:
         """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
 
@@ -383,15 +356,16 @@ class Client:
         ```
         Leaving the ``async with`` block before the call ended cancels it.
         """
+        policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
         return Call(
             self.session,
             "tools/call",
             _tool_params(name, arguments),
-            policy=self.resolve_timeout(timeout),
+            policy=policy,
             parse=lambda result: _tool_result(name, result, raise_on_error),
             on_progress=on_progress,
             progress_interval=self._progress_interval,
-            retry=self.resolve_retry(retry, name),
+            retry=retry_policy,
             idempotent=self.is_idempotent(name),
             budget=self.retry_budget,
             max_rounds=self.max_input_rounds,
@@ -463,9 +437,18 @@ def _hard_deadline(policy: TimeoutPolicy) -> float:
     return min(maximum, anyio.current_effective_deadline())
 
 
-def _idempotent(tool: mcp_types.Tool) -> bool:
-    hints = tool.annotations
+def _idempotent(hints: mcp_types.ToolAnnotations | None) -> bool:
     return hints is not None and bool(hints.idempotent_hint or hints.read_only_hint)
+
+
+def _registry(policies: PolicyRegistry | None, retry_rules: Mapping[str, RetryPolicy | None] | None) -> PolicyRegistry:
+    """The client's rules: ``policies``, plus ``retry_rules`` (tool name or glob → retry policy) as tool rules."""
+    registry = policies if policies is not None else PolicyRegistry()
+    if not retry_rules:
+        return registry
+    tools = {pattern: PolicyLayer.of(retry=rule) for pattern, rule in retry_rules.items()}
+    tools.update(registry.tools)
+    return PolicyRegistry(server=registry.server, tools=tools, annotations=registry.annotations)
 
 
 def _tool_params(name: str, arguments: Mapping[str, Any] | None) -> JSONObject:

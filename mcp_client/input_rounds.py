@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from mcp_client.errors import MaxTimeout, MCPClientError, ProtocolError, RequestCancelled
+from mcp_client.errors import MaxTimeout, MCPClientError, MethodNotFound, ProtocolError, RequestCancelled
 from mcp_client.inflight import CallState
 from mcp_client.transports.base import JSONObject
 
@@ -71,7 +71,12 @@ async def _gather(call: CallState, requests: JSONObject, handler: InputHandler) 
         try:
             if not isinstance(method, str) or not isinstance(params, dict):
                 raise ProtocolError(f"{call.method}: input request {key!r} is malformed")
-            answer_result = dict(await handler(method, params))
+            try:
+                answer_result = dict(await handler(method, params))
+            except MethodNotFound:
+                # Servers must not ask for input the client did not declare: that is the server's fault, not ours.
+                detail = f"{call.method}: the server asked for {method}, which this client did not declare"
+                raise ProtocolError(detail) from None
             answer_result.pop("resultType", None)  # input responses are bare results
             responses[key] = answer_result
         except Exception as exc:

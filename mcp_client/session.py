@@ -271,15 +271,11 @@ class Session:
         self._in_flight[request_id] = request
         if token is not None:
             self._by_token[token] = request
-        written = False
+        written = False  # a failed write reports for itself (TransportError.written) whether anything left
         try:
             await self._send(connection, request, message, attempt)
             written = True
             return await self._await_outcome(request)
-        except MCPClientError as exc:
-            if isinstance(exc, TransportError) and not written:
-                exc.written = False
-            raise
         except anyio.get_cancelled_exc_class():
             if written and request.outcome is None:
                 self._abandon(request, "cancelled by the caller")

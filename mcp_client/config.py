@@ -1,0 +1,514 @@
+"""Load a host's ``mcp.json``: the servers to start, and our ``policy`` block of timeout and retry rules.
+
+The file has the shape the MCP ecosystem uses (Claude Desktop, Claude Code, Cursor...)::
+
+    {"mcpServers": {
+        "search": {"command": "uvx", "args": ["search-server"], "env": {"TOKEN": "${SEARCH_TOKEN}"},
+                   "policy": {"timeout": {"idle": 30, "maximum": 600},
+                              "tools": {"reindex*": {"timeout": {"idle": 300, "maximum": 3600}}}}},
+        "docs": {"url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+    }}
+
+* Keys other hosts put in the file (``type``, ``transport``, ``alwaysAllow``, top-level ``globalShortcut``...) are
+  tolerated and ignored everywhere except inside ``policy``, where an unknown key is an error (a typo such as
+  ``"idel"`` would otherwise silently leave a limit at its default).
+* ``"disabled": true`` on a server (Cline's and Roo's convention) leaves it out.
+* ``servers`` is accepted in place of ``mcpServers`` (VS Code's ``.vscode/mcp.json``).
+* ``${VAR}`` and ``${VAR:-default}`` are replaced from the environment in ``command``, ``args``, ``env``, ``cwd``,
+  ``url`` and ``headers`` when the file is loaded; an unset variable without a default is an error.
+* Durations are numbers of seconds, or ``null`` for "no limit of this kind".
+
+Every problem is reported at once, each with its JSON path and the reason, in a :class:`ConfigError`::
+
+    mcpServers.search.policy.timeout.idle: must be a positive number of seconds or null, got -1
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from mcp_client.registry import (
+    NO_LIMITS,
+    AnnotationKey,
+    PartialRetry,
+    PartialTimeout,
+    PolicyLayer,
+    PolicyRegistry,
+)
+from mcp_client.transports.base import Transport
+from mcp_client.transports.http import http
+from mcp_client.transports.stdio import stdio
+
+__all__ = [
+    "ConfigError",
+    "ConfigProblem",
+    "GroupConfig",
+    "PolicyConfig",
+    "RetryConfig",
+    "ServerConfig",
+    "ServerSpec",
+    "TimeoutConfig",
+    "load_config",
+    "parse_policy",
+]
+
+# -- errors ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One thing wrong with a configuration: where (a dotted JSON path) and why."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}" if self.path else self.reason
+
+
+class ConfigError(ValueError):
+    """The configuration is not valid. ``problems`` lists every problem found, each with its JSON path.
+
+    The message is one line per problem, e.g. ``mcpServers.search.policy.timeout.idle: must be a positive number
+    of seconds or null, got -1``.
+    """
+
+    def __init__(self, problems: list[ConfigProblem], *, source: str | None = None) -> None:
+        self.problems = problems
+        self.source = source
+        """The file the configuration came from, when it came from one."""
+        where = f"{source}: " if source else ""
+        if len(problems) == 1:
+            message = f"{where}{problems[0]}"
+        else:
+            message = f"{where}{len(problems)} problems:\n" + "\n".join(f"  {p}" for p in problems)
+        super().__init__(message)
+
+
+def _fail(reason: str, **context: Any) -> PydanticCustomError:
+    return PydanticCustomError("mcp_config", reason, context)
+
+
+# -- value checks (BeforeValidators, so errors carry clean paths and our own words) ----------------------------
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _duration(value: object) -> float | None:
+    if value is None:
+        return None
+    if not _is_number(value) or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type, operator]
+        raise _fail("must be a positive number of seconds or null, got {value}", value=json.dumps(value))
+    return float(value)  # type: ignore[arg-type]
+
+
+def _non_negative(value: object) -> float:
+    if not _is_number(value) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
+        raise _fail("must be a number of seconds >= 0, got {value}", value=json.dumps(value))
+    return float(value)  # type: ignore[arg-type]
+
+
+def _multiplier(value: object) -> float:
+    if not _is_number(value) or not math.isfinite(value) or value < 1:  # type: ignore[arg-type, operator]
+        raise _fail("must be a number >= 1, got {value}", value=json.dumps(value))
+    return float(value)  # type: ignore[arg-type]
+
+
+def _attempts(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail("must be an integer >= 1, got {value}", value=json.dumps(value))
+    return value
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _fail("must be true or false, got {value}", value=json.dumps(value))
+    return value
+
+
+def _flag_or_null(value: object) -> bool | None:
+    return None if value is None else _flag(value)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise _fail("must be a string, got {value}", value=json.dumps(value))
+    return value
+
+
+def _json(value: object) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+Duration = Annotated[float | None, BeforeValidator(_duration)]
+NonNegative = Annotated[float, BeforeValidator(_non_negative)]
+Multiplier = Annotated[float, BeforeValidator(_multiplier)]
+Attempts = Annotated[int, BeforeValidator(_attempts)]
+Flag = Annotated[bool, BeforeValidator(_flag)]
+FlagOrNull = Annotated[bool | None, BeforeValidator(_flag_or_null)]
+Text = Annotated[str, BeforeValidator(_text)]
+
+# -- the policy block (strict: unknown keys are errors) ---------------------------------------------------------
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+_TOLERANT = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+class TimeoutConfig(BaseModel):
+    """``policy.timeout``: the fields of :class:`~mcp_client.TimeoutPolicy`; the ones left out are inherited."""
+
+    model_config = _STRICT
+
+    idle: Duration = None
+    maximum: Duration = None
+    connect: Duration = None
+    notify_after: Duration = None
+    reset_on_any_message: Flag = False
+    pause_maximum: Flag = False
+
+    def partial(self) -> PartialTimeout:
+        """The fields given in the file, as a partial policy."""
+        return PartialTimeout(**{name: getattr(self, name) for name in self.model_fields_set})
+
+
+class RetryConfig(BaseModel):
+    """``policy.retry``: the fields of :class:`~mcp_client.RetryPolicy`; the ones left out are inherited."""
+
+    model_config = _STRICT
+
+    attempts: Attempts = 3
+    initial_backoff: NonNegative = 0.1
+    max_backoff: NonNegative = 5.0
+    multiplier: Multiplier = 2.0
+    retry_idle_timeout: Flag = False
+    idempotent: FlagOrNull = None
+
+    def partial(self) -> PartialRetry:
+        """The fields given in the file, as a partial policy."""
+        return PartialRetry(**{name: getattr(self, name) for name in self.model_fields_set})
+
+
+def _timeout_shorthand(data: Any) -> Any:
+    """``"timeout": 30`` is short for ``"timeout": {"maximum": 30}`` (as ``timeout=30`` is for a call)."""
+    if isinstance(data, dict) and _is_number(data.get("timeout")):
+        return {**data, "timeout": {"maximum": data["timeout"]}}
+    return data
+
+
+class RuleConfig(BaseModel):
+    """A rule for some tools: ``timeout`` and/or ``retry``. ``null`` means no limits / no retries."""
+
+    model_config = _STRICT
+
+    timeout: TimeoutConfig | None = None
+    retry: RetryConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return _timeout_shorthand(data)
+
+    def layer(self) -> PolicyLayer:
+        """This rule as a registry layer (keys left out set nothing)."""
+        timeout = PartialTimeout()
+        if "timeout" in self.model_fields_set:
+            timeout = self.timeout.partial() if self.timeout is not None else NO_LIMITS
+        retry: PartialRetry | None = PartialRetry()
+        if "retry" in self.model_fields_set:
+            retry = self.retry.partial() if self.retry is not None else None
+        return PolicyLayer(timeout=timeout, retry=retry)
+
+
+_ANNOTATION_ALIASES: dict[str, AnnotationKey] = {
+    "readOnlyHint": "read_only",
+    "idempotentHint": "idempotent",
+    "destructiveHint": "destructive",
+    "openWorldHint": "open_world",
+    "read_only": "read_only",
+    "idempotent": "idempotent",
+    "destructive": "destructive",
+    "open_world": "open_world",
+}
+
+
+def _tool_pattern(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise _fail("a tool name or pattern must be a non-empty string")
+    return value
+
+
+def _annotation(value: object) -> str:
+    if value not in _ANNOTATION_ALIASES:
+        raise _fail(
+            "unknown annotation {key}; expected readOnlyHint, idempotentHint, destructiveHint or openWorldHint",
+            key=_json(value),
+        )
+    return str(value)
+
+
+class PolicyConfig(RuleConfig):
+    """A server's ``policy`` block: its own rule, plus rules by tool name (or glob) and by tool annotation."""
+
+    tools: dict[Annotated[str, BeforeValidator(_tool_pattern)], RuleConfig] = Field(default_factory=dict)
+    annotations: dict[Annotated[str, BeforeValidator(_annotation)], RuleConfig] = Field(default_factory=dict)
+
+    def registry(self) -> PolicyRegistry:
+        """The rules as a :class:`~mcp_client.registry.PolicyRegistry` over the library's client defaults."""
+        annotations: dict[AnnotationKey, PolicyLayer] = {}
+        for key, rule in self.annotations.items():
+            annotations.setdefault(_ANNOTATION_ALIASES[key], rule.layer())
+        return PolicyRegistry(
+            server=self.layer(),
+            tools={pattern: rule.layer() for pattern, rule in self.tools.items()},
+            annotations=annotations,
+        )
+
+
+# -- servers and the file (tolerant: other hosts' keys are ignored) ---------------------------------------------
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
+_STDIO_TYPES = frozenset({"stdio"})
+
+
+class ServerConfig(BaseModel):
+    """One ``mcpServers`` entry: ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers`` (HTTP)."""
+
+    model_config = _TOLERANT
+
+    command: Text | None = None
+    args: list[Text] = Field(default_factory=list)
+    env: dict[str, Text] = Field(default_factory=dict)
+    cwd: Text | None = None
+    url: Text | None = None
+    headers: dict[str, Text] = Field(default_factory=dict)
+    type: Text | None = None
+    transport: Text | None = None
+    disabled: Flag = False
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> ServerConfig:
+        kind = self.type or self.transport
+        if self.command is not None and self.url is not None:
+            raise _fail("has both 'command' (stdio) and 'url' (HTTP); give one")
+        if self.command is None and self.url is None:
+            raise _fail("needs 'command' (a stdio server) or 'url' (an HTTP server)")
+        if kind is not None:
+            if kind == "sse":
+                raise _fail("transport 'sse' (HTTP+SSE, 2024-11-05) is not supported; use streamable HTTP")
+            if kind not in _HTTP_TYPES | _STDIO_TYPES:
+                raise _fail("unknown transport {kind}; expected 'stdio' or 'http'", kind=json.dumps(kind))
+            if (kind in _STDIO_TYPES) != (self.command is not None):
+                needs = "'command'" if kind in _STDIO_TYPES else "'url'"
+                raise _fail("transport {kind} needs {needs}", kind=json.dumps(kind), needs=needs)
+        if self.command is not None and not self.command:
+            raise _fail("'command' must not be empty")
+        return self
+
+    def transport_spec(self) -> Transport:
+        """The transport this entry describes (environment references already expanded by :func:`load_config`)."""
+        if self.command is not None:
+            return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd)
+        assert self.url is not None
+        return http(self.url, headers=self.headers)
+
+
+def _server_name(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise _fail("a server name must be a non-empty string")
+    if "/" in value:
+        raise _fail("a server name must not contain '/' (tools are addressed as 'server/tool')")
+    return value
+
+
+class GroupConfig(BaseModel):
+    """A whole ``mcp.json``: the servers by name (disabled ones left out)."""
+
+    model_config = _TOLERANT
+
+    servers: dict[Annotated[str, BeforeValidator(_server_name)], ServerConfig] = Field(alias="mcpServers")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _servers_key(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "mcpServers" in data and "servers" in data:
+            raise _fail("give 'mcpServers' or 'servers', not both")
+        if "mcpServers" not in data and "servers" in data:
+            return {**data, "mcpServers": data["servers"]}
+        return data
+
+    def specs(self) -> dict[str, ServerSpec]:
+        """What :class:`~mcp_client.group.ClientGroup` starts: each enabled server's transport and rules."""
+        return {
+            name: ServerSpec(server.transport_spec(), server.policy.registry())
+            for name, server in self.servers.items()
+            if not server.disabled
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """How to reach one server and the rules its calls run under.
+
+    Args:
+        transport: Any :class:`~mcp_client.Transport` (``stdio(...)``, ``http(...)``, ``memory(...)`` in tests).
+        policies: Its timeout and retry rules; their client default is replaced by the group's client options.
+    """
+
+    transport: Transport
+    policies: PolicyRegistry = field(default_factory=PolicyRegistry)
+
+
+# -- loading ------------------------------------------------------------------------------------------------
+
+
+def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+) -> GroupConfig:
+    """Read and check an ``mcp.json`` (a path, or the already parsed object).
+
+    Args:
+        source: A path to the file, or its content as a mapping.
+        environ: Where ``${VAR}`` references are looked up (default: ``os.environ``).
+
+    Raises:
+        ConfigError: The file cannot be read, is not JSON, or is not a valid configuration; every problem is
+            listed with its JSON path.
+    """
+    name: str | None = None
+    if isinstance(source, Mapping):
+        data: Any = dict(source)
+    else:
+        name = os.fspath(source)
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")], source=name) from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            reason = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            raise ConfigError([ConfigProblem("", reason)], source=name) from None
+    if not isinstance(data, dict):
+        raise ConfigError([ConfigProblem("", f"must be a JSON object, got {type(data).__name__}")], source=name)
+    try:
+        config = GroupConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc), source=name) from None
+    problems: list[ConfigProblem] = []
+    expanded = _expand_environment(config, os.environ if environ is None else environ, problems)
+    if problems:
+        raise ConfigError(problems, source=name)
+    return expanded
+
+
+def parse_policy(policy: Mapping[str, Any], *, path: str = "policy") -> PolicyRegistry:
+    """A ``policy`` block (as in ``mcp.json``) as a :class:`~mcp_client.registry.PolicyRegistry`.
+
+    For servers that are not in a file (an in-memory server in tests, one built by the host)::
+
+        ServerSpec(memory(serve), parse_policy({"timeout": {"idle": 5}}))
+    """
+    try:
+        return PolicyConfig.model_validate(dict(policy)).registry()
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc, prefix=path)) from None
+
+
+def _problems(exc: ValidationError, *, prefix: str = "") -> list[ConfigProblem]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        location = [_segment(part) for part in error["loc"] if part != "[key]"]
+        if location[:1] == ["servers"]:
+            location[0] = "mcpServers"
+        path = ".".join([prefix, *location] if prefix else location)
+        problems.append(ConfigProblem(path, _reason(error, location)))
+    return problems
+
+
+def _segment(part: str | int) -> str:
+    """One step of a JSON path: a key as is, or quoted when it is empty or holds a dot or a space."""
+    text = str(part)
+    return json.dumps(text) if not text or any(c in text for c in '. "') else text
+
+
+def _reason(error: Any, location: list[str]) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        key = location[-1] if location else "?"
+        known = _known_keys(location)
+        hint = difflib.get_close_matches(key, known, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else f"; expected one of {', '.join(known)}"
+        return f"unknown key{suggestion}"
+    if kind == "missing":
+        return "is required"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"must be an object, got {_json(error.get('input'))}"
+    if kind == "list_type":
+        return f"must be a list, got {_json(error.get('input'))}"
+    message: str = error["msg"]
+    return message.removeprefix("Value error, ")
+
+
+def _known_keys(location: list[str]) -> list[str]:
+    """The keys allowed where an unknown one was found (for the error message)."""
+    parent = location[-2] if len(location) >= 2 else ""
+    if parent == "timeout":
+        return list(TimeoutConfig.model_fields)
+    if parent == "retry":
+        return list(RetryConfig.model_fields)
+    if parent == "policy":
+        return list(PolicyConfig.model_fields)
+    return list(RuleConfig.model_fields)
+
+
+def _expand_environment(config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem]) -> GroupConfig:
+    def expand(value: str, path: str) -> str:
+        def substitute(match: re.Match[str]) -> str:
+            variable, default = match.group(1), match.group(2)
+            found = environ.get(variable)
+            if found is not None and (found or default is None):
+                return found
+            if default is not None:
+                return default
+            problems.append(ConfigProblem(path, f"environment variable {variable!r} is not set"))
+            return ""
+
+        return _ENV_REFERENCE.sub(substitute, value)
+
+    servers: dict[str, ServerConfig] = {}
+    for name, server in config.servers.items():
+        if server.disabled:
+            servers[name] = server
+            continue
+        base = f"mcpServers.{name}"
+        changes: dict[str, Any] = {
+            "args": [expand(arg, f"{base}.args.{i}") for i, arg in enumerate(server.args)],
+            "env": {key: expand(value, f"{base}.env.{key}") for key, value in server.env.items()},
+            "headers": {key: expand(value, f"{base}.headers.{key}") for key, value in server.headers.items()},
+        }
+        for key in ("command", "cwd", "url"):
+            value = getattr(server, key)
+            if value is not None:
+                changes[key] = expand(value, f"{base}.{key}")
+        servers[name] = server.model_copy(update=changes)
+    return config.model_copy(update={"servers": servers})
