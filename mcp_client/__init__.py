@@ -14,6 +14,7 @@ async with Client(stdio("python", ["server.py"]), timeout=TimeoutPolicy(idle=30,
 from mcp_client._version import __version__
 from mcp_client.call import Call
 from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
+from mcp_client.config import ConfigError, GroupConfig, ServerSpec, load_config, parse_policy
 from mcp_client.errors import (
     Attempt,
     ConnectError,
@@ -54,27 +55,31 @@ from mcp_client.events import (
     TimedOut,
     TransportFailure,
 )
+from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
+from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
 from mcp_client.transports.base import Transport
 from mcp_client.transports.http import HttpTransport, http
 from mcp_client.transports.memory import MemoryTransport, memory
 from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
-    "DEFAULT_RETRY",
-    "DEFAULT_TIMEOUT",
-    "USE_CLIENT_DEFAULT",
     "Attempt",
     "Call",
     "CancelMethod",
     "CancelSent",
     "Client",
+    "ClientGroup",
+    "ConfigError",
     "ConnectError",
+    "DEFAULT_RETRY",
+    "DEFAULT_TIMEOUT",
     "ElicitationHandler",
     "Event",
+    "GroupConfig",
     "HeaderMismatch",
     "HttpTransport",
     "IdleTimeout",
@@ -89,6 +94,10 @@ __all__ = [
     "MethodNotFound",
     "MissingClientCapability",
     "ParseError",
+    "PartialRetry",
+    "PartialTimeout",
+    "PolicyLayer",
+    "PolicyRegistry",
     "Progress",
     "ProgressAccepted",
     "ProgressCallback",
@@ -107,6 +116,8 @@ __all__ = [
     "SamplingHandler",
     "ServerError",
     "ServerNotification",
+    "ServerSpec",
+    "ServerStatus",
     "ServerStderr",
     "Slow",
     "StdioTransport",
@@ -118,10 +129,13 @@ __all__ = [
     "Transport",
     "TransportError",
     "TransportFailure",
+    "USE_CLIENT_DEFAULT",
     "UnsupportedProtocolVersion",
     "UseClientDefault",
-    "__version__",
     "http",
+    "load_config",
     "memory",
+    "parse_policy",
     "stdio",
+    "__version__",
 ]
