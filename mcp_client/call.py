@@ -1,8 +1,13 @@
-"""The ``Call`` handle: one tool call that a host can watch, cancel from elsewhere, and await.
+"""The ``Call`` handle: one tool call that a host can watch, cancel from elsewhere, await, or move to the background.
 
-The request runs in a task of the handle's own task group, entered with ``async with``; leaving the block before
-the call ended cancels it (on the wire too), so no task outlives the block. Progress is offered to an iterator
-(``call.progress()``) and, when given, to a callback; each sees the updates in order, latest-wins when slow.
+The request runs as a task of the client's task group, started when the ``async with`` block is entered. Leaving
+the block before the call ended cancels it (on the wire too) and waits until it has ended, so nothing outlives the
+block, unless the host called :meth:`Call.detach`: then the call carries on under its own policy (its maximum
+still holds) until it ends or the client closes, and :meth:`Call.result` can be awaited from anywhere later. That
+is how a host backgrounds a slow call instead of killing it (see ``TimeoutPolicy.notify_after``).
+
+Progress is offered to an iterator (``call.progress()``) and, when given, to a callback; each sees the updates in
+order, latest-wins when slow.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.abc
 
-from mcp_client.errors import MCPClientError
+from mcp_client.errors import MCPClientError, RequestCancelled
 from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, FanOut, ProgressCallback, ProgressSink, ProgressStream
@@ -32,6 +37,7 @@ class Call(Generic[ResultT]):
     def __init__(
         self,
         session: Session,
+        task_group: anyio.abc.TaskGroup,
         method: str,
         params: JSONObject,
         *,
@@ -48,6 +54,7 @@ class Call(Generic[ResultT]):
         self.method = method
         self.policy = policy
         self._session = session
+        self._client_tasks = task_group
         self._params = params
         self._parse = parse
         self._on_progress = on_progress
@@ -64,21 +71,25 @@ class Call(Generic[ResultT]):
         self._done = anyio.Event()
         self._raw: JSONObject | None = None
         self._error: MCPClientError | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
+        self._started = False
+        self._detached = False
         self._pump: CallbackPump | None = None
 
     async def __aenter__(self) -> Call[ResultT]:
-        if self._task_group is not None:
-            raise RuntimeError("a Call can be entered only once")
-        self._task_group = anyio.create_task_group()
-        await self._task_group.__aenter__()
+        self.start()
+        return self
+
+    def start(self) -> None:
+        """Start the call (``async with`` does this). It runs in the client's task group from now on."""
+        if self._started:
+            raise RuntimeError("a Call can be started only once")
+        self._started = True
         sink: ProgressSink = self._stream
         if self._callback_stream is not None and self._on_progress is not None:
             sink = FanOut(self._stream, self._callback_stream)
             self._pump = CallbackPump(self._callback_stream, self._on_progress)
-            self._task_group.start_soon(self._pump.run)
-        self._task_group.start_soon(self._run, sink)
-        return self
+            self._client_tasks.start_soon(self._pump.run)
+        self._client_tasks.start_soon(self._run, sink)
 
     async def _run(self, sink: ProgressSink) -> None:
         maximum = self.policy.maximum
@@ -92,6 +103,9 @@ class Call(Generic[ResultT]):
             )
         except MCPClientError as exc:
             self._error = exc
+        except anyio.get_cancelled_exc_class():
+            self._error = RequestCancelled(f"{self.method} was cancelled: the client closed", reason="client closed")
+            raise
         finally:
             if self._pump is not None:
                 self._pump.finish(succeeded=self._error is None, deadline=hard_deadline)
@@ -103,12 +117,23 @@ class Call(Generic[ResultT]):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool | None:
-        assert self._task_group is not None
-        if not self._done.is_set():
-            self._control.cancel("the host stopped waiting for the call")
-        # The block's own exception is not the task group's business: handing it over would wrap it in a group.
-        await self._task_group.__aexit__(None, None, None)
+        if self._detached or self._done.is_set():
+            return None
+        self._control.cancel("the host stopped waiting for the call")
+        with anyio.CancelScope(shield=True):
+            await self._done.wait()  # prompt: a cancelled call ends at once, its wire cancel goes out in the background
         return None
+
+    def detach(self) -> Call[ResultT]:
+        """Let the call outlive its ``async with`` block: it runs on (its maximum still holds) until it ends or the
+        client closes. Await :meth:`result` later, from any task. Returns the call."""
+        self._detached = True
+        return self
+
+    @property
+    def detached(self) -> bool:
+        """True once :meth:`detach` was called."""
+        return self._detached
 
     @property
     def done(self) -> bool:
@@ -128,6 +153,10 @@ class Call(Generic[ResultT]):
     def progress(self) -> AsyncIterator[Progress]:
         """The call's accepted progress updates, in order, ending when the call ends. One consumer only."""
         return aiter(self._stream)
+
+    async def wait(self) -> None:
+        """Wait until the call has ended (without raising its error)."""
+        await self._done.wait()
 
     async def result(self) -> ResultT:
         """Wait for the call to end; return its result or raise its typed error."""

@@ -9,12 +9,14 @@ session, and turns the result into the mcp-types model of the method.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import mcp_types
 from pydantic import BaseModel, ValidationError
 
@@ -103,6 +105,8 @@ class Client:
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
         self._identity: ServerIdentity | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -115,6 +119,7 @@ class Client:
         self._stack = stack
         try:
             task_group = await stack.enter_async_context(anyio.create_task_group())
+            self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
             session = Session(
@@ -162,10 +167,18 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Shut the connection down (for stdio: close stdin, then SIGTERM, then SIGKILL, bounded)."""
+        """Cancel the calls still running in the background (on the wire too), then shut the connection down
+        (for stdio: close stdin, then SIGTERM, then SIGKILL, all bounded)."""
         stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
+        if stack is None:
+            return
+        background = [call for call in self._calls if not call.done]
+        for call in background:
+            call.cancel("the client is closing")
+        with anyio.move_on_after(self._cancel_timeout):
+            for call in background:
+                await call.wait()
+        await stack.aclose()
 
     # -- what the server said about itself -----------------------------------------------------------------------
 
@@ -357,8 +370,11 @@ class Client:
         Leaving the ``async with`` block before the call ended cancels it.
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
-        return Call(
+        if self._task_group is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        call = Call(
             self.session,
+            self._task_group,
             "tools/call",
             _tool_params(name, arguments),
             policy=policy,
@@ -371,6 +387,8 @@ class Client:
             max_rounds=self.max_input_rounds,
             headers=self._tool_headers(name, arguments),
         )
+        self._calls.add(call)
+        return call
 
     # -- prompts and resources ----------------------------------------------------------------------------------
 
