@@ -12,14 +12,14 @@ order, latest-wins when slow.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.abc
 
-from mcp_client.errors import MCPClientError, RequestCancelled
+from mcp_client.errors import MCPClientError, RequestCancelled, SessionExpired
 from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, FanOut, ProgressCallback, ProgressSink, ProgressStream
@@ -50,6 +50,7 @@ class Call(Generic[ResultT]):
         budget: RetryBudget | None = None,
         max_rounds: int = 10,
         headers: dict[str, str] | None = None,
+        renew_session: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
@@ -65,6 +66,7 @@ class Call(Generic[ResultT]):
             "max_rounds": max_rounds,
             "headers": headers,
         }
+        self._renew_session = renew_session
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)
         self._callback_stream = ProgressStream(progress_interval) if on_progress is not None else None
@@ -98,9 +100,13 @@ class Call(Generic[ResultT]):
             anyio.current_effective_deadline(),
         )
         try:
-            self._raw = await self._session.request(
-                self.method, self._params, policy=self.policy, sink=sink, control=self._control, **self._options
-            )
+            try:
+                self._raw = await self._request(sink)
+            except SessionExpired:
+                if self._renew_session is None:
+                    raise
+                await self._renew_session()  # the server never saw the request: a new session, then once more
+                self._raw = await self._request(sink)
         except MCPClientError as exc:
             self._error = exc
         except anyio.get_cancelled_exc_class():
@@ -110,6 +116,11 @@ class Call(Generic[ResultT]):
             if self._pump is not None:
                 self._pump.finish(succeeded=self._error is None, deadline=hard_deadline)
             self._done.set()
+
+    async def _request(self, sink: ProgressSink) -> JSONObject:
+        return await self._session.request(
+            self.method, self._params, policy=self.policy, sink=sink, control=self._control, **self._options
+        )
 
     async def __aexit__(
         self,

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_client._version import __version__
 from mcp_client.call import Call
-from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, ToolError
+from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
 from mcp_client.events import Event
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
@@ -107,6 +107,8 @@ class Client:
         self._session: Session | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
+        self._renewal_lock = anyio.Lock()
+        self._session_generation = 0
         self._identity: ServerIdentity | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -256,6 +258,32 @@ class Client:
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         """
+        try:
+            return await self._request_once(method, params, timeout, on_progress, retry, idempotent)
+        except SessionExpired:
+            # The server ended our 2025-11-25 session before it saw the request: start a new one, send it again.
+            await self._renew_session()
+            return await self._request_once(method, params, timeout, on_progress, retry, idempotent)
+
+    async def _renew_session(self) -> None:
+        """Start a new session after the server ended ours; concurrent callers share one renewal."""
+        generation = self._session_generation
+        async with self._renewal_lock:
+            if generation != self._session_generation:
+                return  # another call already renewed it
+            logger.info("the server ended the session; starting a new one")
+            self._identity = await self._start_session(self.session)
+            self._session_generation += 1
+
+    async def _request_once(
+        self,
+        method: str,
+        params: JSONObject | None,
+        timeout: TimeoutArg,
+        on_progress: ProgressCallback | None,
+        retry: RetryArg,
+        idempotent: bool,
+    ) -> JSONObject:
         params = dict(params) if params is not None else {}
         tool = params.get("name") if method == "tools/call" else None
         policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
@@ -386,6 +414,7 @@ class Client:
             budget=self.retry_budget,
             max_rounds=self.max_input_rounds,
             headers=self._tool_headers(name, arguments),
+            renew_session=self._renew_session,
         )
         self._calls.add(call)
         return call

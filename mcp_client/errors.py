@@ -4,6 +4,7 @@
 MCPClientError
 ├── ConnectError             could not start, reach or handshake with the server
 ├── TransportError           the channel failed; ``.written`` tells whether the request left
+│   └── SessionExpired       HTTP 2025-11-25: the server ended our session (the client starts a new one)
 ├── RequestTimeout           (also a builtin TimeoutError)
 │   ├── IdleTimeout          no sign of life for ``idle`` seconds
 │   └── MaxTimeout           the hard maximum passed
@@ -41,6 +42,7 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "ServerError",
+    "SessionExpired",
     "ToolError",
     "TransportError",
     "UnsupportedProtocolVersion",
@@ -127,6 +129,21 @@ class TransportError(MCPClientError):
         """The HTTP status, when the failure was an HTTP answer."""
         self.retry_after = retry_after
         """Seconds the server asked us to wait (``Retry-After``), when it did."""
+
+
+class SessionExpired(TransportError):
+    """2025-11-25: the server answered 404 to a request that carried our ``Mcp-Session-Id``: it ended the session.
+
+    The spec says the client MUST start a new session (a new ``initialize`` without the old id). The request failed
+    with ``status_code=404`` and ``written=True``; the connection's ``session_expired`` flag is set.
+    """
+
+    def __init__(self, message: str, *, session_id: str, **context: Any) -> None:
+        context.setdefault("written", True)
+        context.setdefault("status_code", 404)
+        super().__init__(message, **context)
+        self.session_id = session_id
+        """The session id the server no longer knows."""
 
 
 class RequestTimeout(MCPClientError, TimeoutError):

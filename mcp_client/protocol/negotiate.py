@@ -86,7 +86,8 @@ async def _probe(
             result = await session.request("server/discover", {}, policy=policy, want_progress=False)
         except UnsupportedProtocolVersion as exc:
             mutual = [v for v in MODERN_VERSIONS if v in exc.supported]
-            if mutual and mutual[0] != version:
+            if mutual and (mutual[0] != version or _attempt == 0):
+                # Retry once at the mutual version, with a new id, even when it is the one just refused.
                 version = mutual[0]
                 continue
             if any(v in LEGACY_VERSIONS for v in exc.supported) and mode == "auto":

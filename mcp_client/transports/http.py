@@ -15,6 +15,16 @@ its own HTTP response, a JSON body or an SSE stream.
 * Redirects are never followed (so credentials never reach another origin); a 3xx fails the request.
 * A request whose connection could not even be opened (``httpx.ConnectError``: nothing was written) is sent once
   more, transparently; if that fails too, the request fails with ``written=False``. Nothing else is re-sent.
+* 2025-11-25 only: after ``notifications/initialized`` a standalone ``GET`` stream is held open for what the server
+  sends on its own (requests such as ``elicitation/create`` go to the session, which answers them by POST); a 405
+  means the server has none. It reconnects a bounded number of times, honouring the server's ``retry:``.
+* 2025-11-25 only (SEP-1699): a request's SSE stream that ends without the response, after the server sent an
+  event id, is resumed with ``GET`` + ``Last-Event-ID`` after the server's ``retry:`` (default 1 s), at most twice.
+  At 2026-07-28 a broken stream simply fails its request (the session may re-issue it with a new id).
+* A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
+  :class:`SessionExpired` (``status_code=404``) and :attr:`_HttpConnection.session_expired` is set, so the client
+  can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from
+  ``Retry-After``), which the retry policy honours.
 """
 
 from __future__ import annotations
@@ -28,15 +38,16 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 import httpx
-from httpx_sse import EventSource
+from httpx_sse import EventSource, ServerSentEvent
 
-from mcp_client.errors import TransportError
+from mcp_client.errors import SessionExpired, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import encode_header_value, modern_version, routing_name
+from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head
 
-__all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "encode_header_value", "http"]
+__all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "SessionExpired", "encode_header_value", "http"]
 
 logger = logging.getLogger("mcp_client.http")
 
@@ -49,8 +60,31 @@ _SIDE_TIMEOUT = httpx.Timeout(30.0)
 _CLOSE_BUDGET = 2.0
 _MAX_ERROR_BODY = 1024 * 1024
 _ACCEPT = "application/json, text/event-stream"
+_SSE = "text/event-stream"
+_DEFAULT_RETRY = 1.0
+"""Seconds to wait before resuming or reconnecting a stream when the server sent no ``retry:``."""
+_MAX_RETRY = 60.0
+"""A ``retry:`` longer than this is taken as this (a broken server must not park a request for hours)."""
+_RESUME_ATTEMPTS = 2
+"""GETs with ``Last-Event-ID`` tried for one request whose stream ended without its response (2025-11-25)."""
+_LISTEN_RECONNECTS = 2
+"""Reconnects of the standalone GET stream in a row that bring no message before it is given up."""
 _NOT_WRITTEN = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
+@dataclass(slots=True)
+class _StreamState:
+    """What one request's SSE stream told us about resuming it (2025-11-25): the last event id and ``retry:``."""
+
+    last_event_id: str | None = None
+    retry: float | None = None
+
+    def saw(self, event: ServerSentEvent) -> None:
+        if event.id:
+            self.last_event_id = event.id
+        if event.retry is not None and event.retry >= 0:
+            self.retry = min(event.retry / 1000.0, _MAX_RETRY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +143,11 @@ class _HttpConnection(Connection):
         """The version for POSTs whose body does not name one: the legacy version chosen in ``initialize``, or the
         modern version of the last 2026-07-28 request."""
         self._closed = False
+        self._legacy = False
+        """2025-11-25: an ``initialize`` answer was adopted, so the session headers, GET and DELETE apply."""
+        self._listener: anyio.CancelScope | None = None
+        self.session_expired = False
+        """2025-11-25: the server answered 404 to our session id; a new ``initialize`` starts a new session."""
 
     # -- writing ------------------------------------------------------------------------------------------------
 
@@ -158,13 +197,16 @@ class _HttpConnection(Connection):
         elif method == "initialize":  # a new legacy session starts: forget the old one
             self._version = None
             self._session_id = None
+            self._legacy = False
+            self.session_expired = False
+            self._stop_listening()
         scope = anyio.CancelScope()
         previous = self._streams.pop(request_id, None)
         if previous is not None:
             previous.cancel()
         self._streams[request_id] = scope
         try:
-            await self._task_group.start(self._exchange, request_id, method, request, scope)
+            await self._task_group.start(self._exchange, request_id, method, request, scope, version is not None)
         except BaseException:
             self._forget(request_id, scope)
             scope.cancel()
@@ -182,13 +224,21 @@ class _HttpConnection(Connection):
             raise TransportError(f"could not POST {what} to {self._url}: {_describe(exc)}", written=False) from exc
         except httpx.HTTPError as exc:
             raise TransportError(f"POST of {what} to {self._url} failed: {_describe(exc)}", written=True) from exc
-        if not 200 <= response.status_code < 300:
-            raise TransportError(
-                f"the server refused {what}: HTTP {response.status_code} {response.reason_phrase}", written=True
-            )
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        detail = f"the server refused {what}: HTTP {status} {response.reason_phrase}"
+        expired = self._expired_by(response)
+        if expired is not None:
+            raise expired
+        raise TransportError(
+            detail, written=True, status_code=status, retry_after=parse_retry_after(response.headers.get("retry-after"))
+        )
 
     async def send_notification(self, message: JSONObject) -> None:
         await self._post(message)
+        if message.get("method") == "notifications/initialized" and self._legacy and not self._closed:
+            self._start_listening()
 
     async def send_response(self, message: JSONObject) -> None:
         await self._post(message)
@@ -215,10 +265,11 @@ class _HttpConnection(Connection):
     async def close(self) -> None:
         """Stop every reader; at 2025-11-25 end the server's session with a DELETE (bounded, errors ignored)."""
         self._closed = True
+        self._stop_listening()
         for scope in list(self._streams.values()):
             scope.cancel()
         self._streams.clear()
-        if self._session_id is None:
+        if self._session_id is None or self.session_expired:
             return
         headers = {"Mcp-Session-Id": self._session_id}
         if self._version is not None:
@@ -240,20 +291,21 @@ class _HttpConnection(Connection):
         method: object,
         request: httpx.Request,
         scope: anyio.CancelScope,
+        modern: bool,
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
             with scope:
                 task_status.started()
-                await self._send_and_read(request_id, method, request)
+                await self._send_and_read(request_id, method, request, modern)
         except Exception as exc:  # one request's trouble never escapes into the task group
             logger.debug("request %s failed unexpectedly", request_id, exc_info=True)
             self._fail(request_id, f"the answer could not be read: {_describe(exc)}", written=True)
         finally:
             self._forget(request_id, scope)
 
-    async def _send_and_read(self, request_id: RequestId, method: object, request: httpx.Request) -> None:
+    async def _send_and_read(self, request_id: RequestId, method: object, request: httpx.Request, modern: bool) -> None:
         response: httpx.Response | None = None
         for attempt in (1, 2):
             try:
@@ -271,14 +323,14 @@ class _HttpConnection(Connection):
             return
         assert response is not None
         try:
-            await self._read(request_id, method, response)
+            await self._read(request_id, method, response, modern)
         except httpx.HTTPError as exc:
             self._fail(request_id, f"the answer from {self._url} broke off: {_describe(exc)}", written=True)
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
                 await response.aclose()
 
-    async def _read(self, request_id: RequestId, method: object, response: httpx.Response) -> None:
+    async def _read(self, request_id: RequestId, method: object, response: httpx.Response, modern: bool) -> None:
         status = response.status_code
         if status == 202:
             self._fail(request_id, "server answered 202 to a request", written=True)
@@ -288,9 +340,9 @@ class _HttpConnection(Connection):
         elif not 200 <= status < 300:
             await self._read_error(request_id, response)
         else:
-            content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-            if content_type == "text/event-stream":
-                await self._read_events(request_id, method, response)
+            content_type = _content_type(response)
+            if content_type == _SSE:
+                await self._read_events(request_id, method, response, modern)
             elif content_type == "application/json":
                 body = await _read_body(response, self._max_message_size + 1)
                 self._read_json(request_id, method, response, body)
@@ -312,42 +364,193 @@ class _HttpConnection(Connection):
         if not self._deliver(request_id, method, response, message):
             self._handler.on_invalid("the JSON answer is not the response to the request", body[:512], request_id)
 
-    async def _read_events(self, request_id: RequestId, method: object, response: httpx.Response) -> None:
+    async def _read_events(self, request_id: RequestId, method: object, response: httpx.Response, modern: bool) -> None:
+        """Read the request's SSE stream to its response; at 2025-11-25 resume a stream that ended too early."""
+        state = _StreamState()
+        try:
+            if await self._consume(request_id, method, response, state):
+                return
+            broke = "the SSE stream ended without a response"
+        except httpx.HTTPError as exc:
+            broke = f"the answer from {self._url} broke off: {_describe(exc)}"
+        if modern or not self._legacy or state.last_event_id is None:
+            self._fail(request_id, broke, written=True)
+            return
+        await self._resume(request_id, method, state, broke)
+
+    async def _resume(self, request_id: RequestId, method: object, state: _StreamState, broke: str) -> None:
+        """SEP-1699 polling: after the server's ``retry:``, GET the rest of the answer with ``Last-Event-ID``."""
+        for attempt in range(1, _RESUME_ATTEMPTS + 1):
+            await anyio.sleep(state.retry if state.retry is not None else _DEFAULT_RETRY)
+            assert state.last_event_id is not None
+            logger.debug("resuming request %s after event %r (attempt %d)", request_id, state.last_event_id, attempt)
+            try:
+                async with self._get_stream(state.last_event_id) as response:
+                    if response.status_code == 404 and (expired := self._expired_by(response)) is not None:
+                        self._handler.on_request_failed(request_id, expired)
+                        return
+                    if not 200 <= response.status_code < 300 or _content_type(response) != _SSE:
+                        what = f"HTTP {response.status_code} {_content_type(response) or ''}".rstrip()
+                        self._fail(request_id, f"{broke}; resuming it failed ({what})", written=True)
+                        return
+                    if await self._consume(request_id, method, response, state):
+                        return
+            except httpx.HTTPError as exc:
+                logger.debug("resumption %d of request %s broke off: %s", attempt, request_id, exc)
+        self._fail(request_id, f"{broke}, and {_RESUME_ATTEMPTS} attempts to resume it did not bring it", written=True)
+
+    async def _consume(
+        self, request_id: RequestId, method: object, response: httpx.Response, state: _StreamState
+    ) -> bool:
+        """Deliver the stream's messages; True once the response to ``request_id`` was among them."""
         async with aclosing(EventSource(response).aiter_sse()) as events:
             async for event in events:
-                if not event.data:
-                    continue  # priming event (legacy resumption) or an empty one
-                if event.event not in ("message", ""):
-                    logger.debug("ignoring SSE event of type %r for request %s", event.event, request_id)
-                    continue
-                raw = event.data.encode()
-                if len(raw) > self._max_message_size:
-                    limit = self._max_message_size
-                    self._handler.on_invalid(
-                        f"message larger than the {limit}-byte limit was dropped", raw[:512], _id_from_head(raw)
-                    )
-                    continue
-                message = self._parse(raw, _id_from_head(raw))  # a broken answer fails its request at once
+                state.saw(event)
+                message = self._event_message(event, request_id)
                 if message is not None and self._deliver(request_id, method, response, message):
-                    return
-        self._fail(request_id, "the SSE stream ended without a response", written=True)
+                    return True
+        return False
+
+    def _event_message(self, event: ServerSentEvent, request_id: RequestId | None) -> JSONObject | None:
+        """The JSON-RPC message of one SSE event, or None (priming, keep-alive, other event types, broken data)."""
+        if not event.data:
+            return None  # priming event (legacy resumption) or an empty one
+        if event.event not in ("message", ""):
+            logger.debug("ignoring SSE event of type %r (request %s)", event.event, request_id)
+            return None
+        raw = event.data.encode()
+        if len(raw) > self._max_message_size:
+            limit = self._max_message_size
+            self._handler.on_invalid(
+                f"message larger than the {limit}-byte limit was dropped", raw[:512], _id_from_head(raw)
+            )
+            return None
+        return self._parse(raw, _id_from_head(raw))  # a broken answer fails its request at once
 
     async def _read_error(self, request_id: RequestId, response: httpx.Response) -> None:
         status = response.status_code
+        expired = self._expired_by(response)
+        if expired is not None:
+            self._handler.on_request_failed(request_id, expired)
+            return
         body = await _read_body(response, _MAX_ERROR_BODY)
+        if status in BACK_OFF_STATUSES:
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            detail = f"HTTP {status} {response.reason_phrase}".rstrip()
+            if retry_after is not None:
+                detail += f" (retry after {retry_after:g} s)"
+            error = TransportError(detail, written=True, status_code=status, retry_after=retry_after)
+            self._handler.on_request_failed(request_id, error)
+            return
         try:
             parsed = json.loads(body) if body.strip() else None
         except ValueError:
             parsed = None
-        error = parsed.get("error") if isinstance(parsed, dict) else None
-        if not isinstance(error, dict):
+        error_body = parsed.get("error") if isinstance(parsed, dict) else None
+        if not isinstance(error_body, dict):
             if status >= 500:
-                self._fail(request_id, f"HTTP {status} {response.reason_phrase}".rstrip(), written=True)
+                failure = TransportError(
+                    f"HTTP {status} {response.reason_phrase}".rstrip(), written=True, status_code=status
+                )
+                self._handler.on_request_failed(request_id, failure)
                 return
             code = -32601 if status in (404, 405) else -32600
-            error = {"code": code, "message": f"HTTP {status} {response.reason_phrase}".rstrip()}
+            error_body = {"code": code, "message": f"HTTP {status} {response.reason_phrase}".rstrip()}
         # The body answers this POST whatever id it names (servers that could not read ours send null).
-        self._handler.on_message({"jsonrpc": "2.0", "id": request_id, "error": error})
+        self._handler.on_message({"jsonrpc": "2.0", "id": request_id, "error": error_body})
+
+    def _expired_by(self, response: httpx.Response) -> SessionExpired | None:
+        """A 404 to something that carried our session id: the session is gone. Sets the flag; None otherwise."""
+        sent = response.request.headers.get("mcp-session-id")
+        if response.status_code != 404 or sent is None:
+            return None
+        if sent == self._session_id:
+            self.session_expired = True
+            self._stop_listening()
+        logger.debug("the server no longer knows session %s (HTTP 404)", sent)
+        return SessionExpired(
+            f"the server ended session {sent!r} (HTTP 404): a new session must be started", session_id=sent
+        )
+
+    # -- the standalone GET stream (2025-11-25) -----------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _get_stream(self, last_event_id: str | None) -> AsyncIterator[httpx.Response]:
+        """``GET`` the endpoint for an SSE stream, with the session headers (and ``Last-Event-ID`` to resume)."""
+        headers = httpx.Headers(self._base_headers)
+        headers["Accept"] = _SSE
+        if self._session_id is not None:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._version is not None:
+            headers["MCP-Protocol-Version"] = self._version
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        request = self._client.build_request("GET", self._url, headers=headers)
+        response = await self._client.send(request, stream=True, follow_redirects=False)
+        try:
+            yield response
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
+                await response.aclose()
+
+    def _start_listening(self) -> None:
+        self._stop_listening()
+        scope = anyio.CancelScope()
+        self._listener = scope
+        self._task_group.start_soon(self._listen, scope)
+
+    def _stop_listening(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+
+    async def _listen(self, scope: anyio.CancelScope) -> None:
+        """Hold the standalone GET stream open; hand what arrives to the session. Never raises."""
+        state = _StreamState()
+        idle_reconnects = 0
+        try:
+            with scope:
+                while not self._closed:
+                    if await self._listen_once(state):
+                        idle_reconnects = 0
+                    else:
+                        idle_reconnects += 1
+                    if idle_reconnects > _LISTEN_RECONNECTS or self._listener is not scope:
+                        return
+                    await anyio.sleep(state.retry if state.retry is not None else _DEFAULT_RETRY)
+        except _StopListening:
+            pass
+        except Exception:  # the GET stream is optional: its trouble never reaches anything else
+            logger.debug("the standalone GET stream failed", exc_info=True)
+        finally:
+            if self._listener is scope:
+                self._listener = None
+
+    async def _listen_once(self, state: _StreamState) -> bool:
+        """One GET; True if it brought at least one message. Raises _StopListening when there is no stream to have."""
+        brought = False
+        try:
+            async with self._get_stream(state.last_event_id) as response:
+                status = response.status_code
+                if status == 405:
+                    logger.debug("the server offers no standalone GET stream (HTTP 405)")
+                    raise _StopListening
+                if not 200 <= status < 300 or _content_type(response) != _SSE:
+                    self._expired_by(response)
+                    logger.debug("no standalone GET stream: HTTP %s %s", status, _content_type(response))
+                    raise _StopListening
+                async with aclosing(EventSource(response).aiter_sse()) as events:
+                    async for event in events:
+                        state.saw(event)
+                        message = self._event_message(event, None)
+                        if message is not None:
+                            brought = True
+                            self._handler.on_message(message)
+        except httpx.HTTPError as exc:
+            logger.debug("the standalone GET stream broke off: %s", exc)
+        return brought
+
+    # -- helpers ------------------------------------------------------------------------------------------------
 
     def _parse(self, raw: bytes, request_id: RequestId | None) -> JSONObject | None:
         try:
@@ -378,6 +581,7 @@ class _HttpConnection(Connection):
         version = result.get("protocolVersion")
         if isinstance(version, str) and encode_header_value(version) == version:
             self._version = version
+            self._legacy = True
         session_id = response.headers.get("mcp-session-id")
         if session_id and all("!" <= char <= "~" for char in session_id):
             self._session_id = session_id
@@ -394,6 +598,15 @@ async def _read_body(response: httpx.Response, limit: int) -> bytes:
         if len(body) >= limit:
             break
     return bytes(body[:limit])
+
+
+class _StopListening(Exception):
+    """The server has no standalone GET stream for us (405, an error status, not SSE): stop trying."""
+
+
+def _content_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-type", "")
+    return value.partition(";")[0].strip().lower()
 
 
 def _same_id(raw: object, request_id: RequestId) -> bool:

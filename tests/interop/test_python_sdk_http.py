@@ -184,7 +184,8 @@ async def test_json_mode_timeout_is_prompt_and_the_late_answer_is_harmless(json_
 async def test_legacy_session_over_http(
     sse_server: str, events_file: Path, recorded: tuple[httpx.AsyncClient, list[httpx.Request]]
 ) -> None:
-    """At 2025-11-25: initialize, the session id on every later POST, the cancel POSTed, DELETE on close."""
+    """At 2025-11-25: initialize, the session id on every later POST and the GET stream, the cancel POSTed, DELETE
+    on close."""
     client_http, requests = recorded
     events: list[Event] = []
     policy = TimeoutPolicy(idle=1.0, maximum=30)
@@ -206,5 +207,9 @@ async def test_legacy_session_over_http(
     for later in _posted(requests, "tools/call"):
         assert later.headers["Mcp-Session-Id"] == session_id
         assert later.headers["MCP-Protocol-Version"] == "2025-11-25"
+    gets = [r for r in requests if r.method == "GET"]  # the standalone stream, opened after initialized
+    assert gets
+    assert gets[0].headers["Mcp-Session-Id"] == session_id
+    assert gets[0].headers["Accept"] == "text/event-stream"
     assert requests[-1].method == "DELETE"
     assert requests[-1].headers["Mcp-Session-Id"] == session_id

@@ -1,0 +1,47 @@
+"""2025-11-25 over HTTP: when the server ends our session (404 to a request carrying ``Mcp-Session-Id``), the
+client starts a new session with ``initialize`` and sends the request again, once, as the spec requires.
+"""
+
+from __future__ import annotations
+
+import httpx
+import mcp_types
+import pytest
+
+from mcp_client import Client, TimeoutPolicy, http
+from mcp_client.testing.http_peer import HttpPeer
+from mcp_client.testing.peer import ScriptedPeer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, mcp_types.TextContent)
+    return block.text
+
+
+async def _end_session(url: str, session_id: str) -> None:
+    async with httpx.AsyncClient() as raw:
+        response = await raw.delete(url, headers={"Mcp-Session-Id": session_id})
+    assert response.status_code in (200, 202, 204)
+
+
+async def test_an_expired_session_is_renewed_and_the_call_sent_again() -> None:
+    """The server forgets the session; the next call still succeeds, over a second initialize and a new session."""
+    server = HttpPeer(ScriptedPeer(era="legacy"))
+    policy = TimeoutPolicy(idle=5, maximum=10)
+    async with server.serving() as url, Client(http(url), protocol="2025-11-25", timeout=policy) as client:
+        assert text_of(await client.call_tool("echo", {"text": "before"})) == "before"
+        (first_session,) = server.stats.sessions_created
+        await _end_session(url, first_session)
+
+        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+        async with client.tool_call("echo", {"text": "handle"}) as call:
+            assert text_of(await call.result()) == "handle"
+
+    assert len(server.stats.sessions_created) == 2
+    assert server.stats.sessions_created[1] != first_session
+    initializes = server.stats.posts("initialize")
+    assert len(initializes) == 2
+    assert "Mcp-Session-Id" not in initializes[1].headers
