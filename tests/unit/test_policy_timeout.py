@@ -155,6 +155,16 @@ def test_sign_of_life_while_paused_restarts_idle_from_resume() -> None:
     assert deadline.expired(70.0) is IDLE
 
 
+def test_sign_of_life_after_a_pause_gives_a_full_idle_period() -> None:
+    """A pause before the last sign of life does not stretch the idle period that follows it."""
+    deadline = sent(TimeoutPolicy(idle=10, maximum=None))
+    deadline.pause(2.0)
+    deadline.resume(5.0)
+    assert deadline.sign_of_life(7.0)
+    assert deadline.expired(16.0) is None
+    assert deadline.expired(17.0) is IDLE
+
+
 # -- maximum -------------------------------------------------------------------------------------------------
 
 
@@ -209,6 +219,15 @@ def test_paused_time_counted_for_maximum_by_default() -> None:
     assert deadline.expired(19.0) is None
     assert deadline.expired(20.0) is MAXIMUM
     assert deadline.next_wakeup(2.0) == 20.0
+
+
+def test_resumed_pause_does_not_extend_maximum_by_default() -> None:
+    """Without pause_maximum, a finished pause leaves the maximum where it was."""
+    deadline = sent(TimeoutPolicy(idle=None, maximum=20))
+    deadline.pause(5.0)
+    deadline.resume(15.0)
+    assert deadline.expired(19.0) is None
+    assert deadline.expired(20.0) is MAXIMUM
 
 
 def test_pause_maximum_stops_the_maximum_clock() -> None:
@@ -336,13 +355,12 @@ def test_finish_ends_every_clock() -> None:
 
 # -- next_wakeup as a schedule: a shell that only looks when told must see every expiry on time --------------
 
-ACTIONS = ("mark_sent", "sign_of_life", "pause", "resume", "finish", "nothing")
 WEIGHTED_ACTIONS = ("sign_of_life",) * 4 + ("pause",) * 2 + ("resume",) * 3 + ("mark_sent", "nothing", "finish")
 
 
 @dataclass
 class Model:
-    """An independent reference for the clocks, advanced one whole second at a time."""
+    """An independent reference for the clocks, advanced one whole second at a time (valid up to the first expiry)."""
 
     policy: TimeoutPolicy
     caller_deadline: float
