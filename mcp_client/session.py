@@ -106,6 +106,7 @@ class Session:
         self._cancels_pending = 0
         self._cancels_drained = anyio.Event()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
+        self._server_requests: dict[str, anyio.CancelScope] = {}
         self.era: Era | None = None
 
     # -- wiring ---------------------------------------------------------------------------------------------
@@ -220,8 +221,8 @@ class Session:
             except MCPClientError as exc:
                 now = anyio.current_time()
                 call.attempts.append(Attempt(_last(call.request_ids), exc, started, now))
-                if retry is None or call.cancel_reason is not None:
-                    raise
+                if retry is None or call.cancel_reason is not None or self._closed is not None:
+                    raise  # (a connection that is gone will not come back for a retry)
                 decision = decide(
                     exc,
                     policy=retry,
@@ -505,6 +506,11 @@ class Session:
             self.emit(ProgressAccepted(request.request_id, update, deliver))
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
+        if method == "notifications/cancelled":
+            # 2025-11-25: the server withdraws a request it made of us (an elicitation the user has not answered).
+            scope = self._server_requests.get(_request_key(params.get("requestId")))
+            if scope is not None:
+                scope.cancel()
         if method == "notifications/message":
             logger.log(_log_level(params.get("level")), "server log: %s", params.get("data"))
         if self._on_notification_hook is not None:
@@ -525,14 +531,21 @@ class Session:
         elif self._input_handler is None or method not in _INPUT_REQUEST_METHODS:
             response["error"] = {"code": -32601, "message": f"the client does not handle {method}"}
         else:
-            try:
-                with self.waiting_on_a_person():
-                    response["result"] = await self._input_handler(method, params)
-            except ServerError as exc:
-                response["error"] = {"code": exc.code, "message": exc.message}
-            except Exception:
-                logger.exception("handler for the server's %s request failed", method)
-                response["error"] = {"code": -32603, "message": "the client failed to handle the request"}
+            key = _request_key(request_id)
+            with anyio.CancelScope() as scope:
+                self._server_requests[key] = scope
+                try:
+                    with self.waiting_on_a_person():
+                        response["result"] = await self._input_handler(method, params)
+                except ServerError as exc:
+                    response["error"] = {"code": exc.code, "message": exc.message}
+                except Exception:
+                    logger.exception("handler for the server's %s request failed", method)
+                    response["error"] = {"code": -32603, "message": "the client failed to handle the request"}
+                finally:
+                    self._server_requests.pop(key, None)
+            if scope.cancelled_caught:
+                return  # the server cancelled its request: it expects no response
         if self._connection is not None:
             with anyio.move_on_after(self._cancel_timeout):
                 try:
@@ -596,6 +609,11 @@ def _as_int_id(raw: object) -> int | None:
     if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 18:
         return int(raw)
     return None
+
+
+def _request_key(raw: object) -> str:
+    """A server's request id as a dict key: ids 7 and "7" are the same request."""
+    return str(raw)
 
 
 def _finite_or_none(value: object) -> float | None:

@@ -116,8 +116,9 @@ class RetryDecision:
 class RetryBudget:
     """gRPC-style retry throttling, shared by every call of one client.
 
-    Each failed attempt takes one token, each success gives back ``token_ratio``; retries are allowed only while
-    more than half of ``max_tokens`` remain. A healthy server keeps the bucket full; a failing one empties it and
+    Each failed attempt that would otherwise be retried takes one token (failures that are not retryable at all
+    cost nothing), each success gives back ``token_ratio``; retries are allowed only while more than half of
+    ``max_tokens`` remain. A healthy server keeps the bucket full; a failing one empties it and
     retries stop until calls succeed again.
     """
 

@@ -108,6 +108,8 @@ class ToolCall:
         self.request_id = request_id
         self.arguments = arguments
         self.progress_token = progress_token
+        self.params: JsonObject = {}
+        """The request's whole ``params`` (``inputResponses``, ``requestState``...), when the connection sets it."""
         self.responded = False
         """Set once a response (result or error) for this call has been written."""
         self.cancel_requested = False
@@ -353,6 +355,175 @@ async def reindex(call: ToolCall) -> None:
     await call.respond_text(f"reindexed {collection!r} in {batches} batches")
 
 
+def _calls_so_far(call: ToolCall, name: str) -> int:
+    """How many times the tool ``name`` has been called on this peer, this call included."""
+    calls = call.link.stats_snapshot().get("calls_by_tool", {})
+    return int(calls.get(name, 0))
+
+
+async def flaky_silent(call: ToolCall) -> None:
+    if _calls_so_far(call, "flaky_silent") <= call.integer("fail_first", 1, minimum=0):
+        await anyio.sleep_forever()
+    await call.respond_text(f"answered on call {_calls_so_far(call, 'flaky_silent')}")
+
+
+async def flaky_increment(call: ToolCall) -> None:
+    value = call.link.next_counter_value(1)
+    if _calls_so_far(call, "flaky_increment") <= call.integer("fail_first", 1, minimum=0):
+        await anyio.sleep_forever()
+    await call.respond_text(str(value))
+
+
+async def flaky_progress(call: ToolCall) -> None:
+    interval = call.number("interval", 1.0, positive=True)
+    failing = _calls_so_far(call, "flaky_progress") <= call.integer("fail_first", 1, minimum=0)
+    steps = call.integer("first" if failing else "then", 3 if failing else 5, minimum=0)
+    for step in range(1, steps + 1):
+        await anyio.sleep(interval)
+        await call.report_progress(step, None, f"step {step}")
+    if failing:
+        await anyio.sleep_forever()
+    await call.respond_text("done")
+
+
+ASK_NAME_REQUEST: JsonObject = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "default": "anon"}}},
+    },
+}
+"""The input request ``ask`` (and ``ask_many``, under the key ``name``) sends."""
+
+ASK_SAMPLING_REQUEST: JsonObject = {
+    "method": "sampling/createMessage",
+    "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
+        "systemPrompt": "You are a helpful assistant.",
+        "maxTokens": 100,
+    },
+}
+"""The input request ``ask_many`` sends under the key ``capital``."""
+
+ASK_ROOTS_REQUEST: JsonObject = {"method": "roots/list", "params": {}}
+"""The input request ``ask_many`` sends under the key ``roots``."""
+
+_STATE_PREFIX = "opaque-"
+
+
+def _answered_name(response: object) -> str:
+    if not isinstance(response, dict):
+        return "<no answer>"
+    if response.get("action") != "accept":
+        return f"<{response.get('action')}>"
+    content = response.get("content")
+    name = content.get("name") if isinstance(content, dict) else None
+    return name if isinstance(name, str) else "<no name>"
+
+
+async def ask(call: ToolCall) -> None:
+    if call.link.era != "modern":
+        await call.respond_text("ask needs a 2026-07-28 connection (input_required)", is_error=True)
+        return
+    rounds = call.integer("rounds", 1, minimum=1)
+    with_state = call.arguments.get("state", True)
+    if not isinstance(with_state, bool):
+        raise ToolArgumentError(f"argument 'state' must be a boolean, got {with_state!r}")
+    responses = call.params.get("inputResponses")
+    answered = isinstance(responses, dict) and "name" in responses
+    state = call.params.get("requestState")
+    if not with_state:
+        if "requestState" in call.params:
+            await call.respond_error(INVALID_PARAMS, f"requestState sent but none was given: {state!r}")
+        elif answered:
+            assert isinstance(responses, dict)
+            await call.respond_text(_answered_name(responses["name"]))
+        else:
+            await call.respond({"resultType": "input_required", "inputRequests": {"name": ASK_NAME_REQUEST}})
+        return
+    done = 0
+    if "requestState" in call.params:
+        digits = state[len(_STATE_PREFIX) :] if isinstance(state, str) and state.startswith(_STATE_PREFIX) else ""
+        if not digits.isdigit() or not answered:
+            await call.respond_error(INVALID_PARAMS, f"bad requestState {state!r} or no inputResponses")
+            return
+        done = int(digits)
+    if done >= rounds:
+        assert isinstance(responses, dict)
+        await call.respond_text(_answered_name(responses["name"]))
+        return
+    await call.respond(
+        {
+            "resultType": "input_required",
+            "inputRequests": {"name": ASK_NAME_REQUEST},
+            "requestState": f"{_STATE_PREFIX}{done + 1}",
+        }
+    )
+
+
+async def ask_many(call: ToolCall) -> None:
+    if call.link.era != "modern":
+        await call.respond_text("ask_many needs a 2026-07-28 connection (input_required)", is_error=True)
+        return
+    wanted = {
+        "name": ASK_NAME_REQUEST,
+        "capital": ASK_SAMPLING_REQUEST,
+        "roots": ASK_ROOTS_REQUEST,
+    }
+    keys = [key.strip() for key in call.text("keys", "name,capital,roots").split(",") if key.strip()]
+    if any(key not in wanted for key in keys):
+        raise ToolArgumentError(f"argument 'keys' may name only {sorted(wanted)}, got {keys!r}")
+    responses = call.params.get("inputResponses")
+    if isinstance(responses, dict) and all(key in responses for key in keys):
+        await call.respond_text(json.dumps(responses, sort_keys=True))
+        return
+    await call.respond({"resultType": "input_required", "inputRequests": {key: wanted[key] for key in keys}})
+
+
+async def elicit_client(call: ToolCall) -> None:
+    if call.link.era != "legacy":
+        await call.respond_text(
+            "elicit_client needs a 2025-11-25 (initialize) connection: "
+            "the 2026-07-28 protocol has no server-to-client requests",
+            is_error=True,
+        )
+        return
+    kinds = {"elicitation": ASK_NAME_REQUEST, "sampling": ASK_SAMPLING_REQUEST, "roots": ASK_ROOTS_REQUEST}
+    kind = call.text("kind", "elicitation")
+    if kind not in kinds:
+        raise ToolArgumentError(f"argument 'kind' must be one of {sorted(kinds)}, got {kind!r}")
+    response = await call.link.request_client(kinds[kind]["method"], kinds[kind]["params"])
+    if "error" in response:
+        await call.respond_text(f"{kind} failed: {json.dumps(response['error'], sort_keys=True)}", is_error=True)
+    else:
+        await call.respond_text(json.dumps(response.get("result"), sort_keys=True))
+
+
+CANCELLED_ELICITATION_ID = "elicit-then-cancel"
+"""The id of the ``elicitation/create`` request ``elicit_then_cancel`` sends, then cancels."""
+
+
+async def elicit_then_cancel(call: ToolCall) -> None:
+    if call.link.era != "legacy":
+        await call.respond_text("elicit_then_cancel needs a 2025-11-25 (initialize) connection", is_error=True)
+        return
+    after = call.number("after", 1.0, minimum=0)
+    await call.link.send_message(
+        {"jsonrpc": "2.0", "id": CANCELLED_ELICITATION_ID, **ASK_NAME_REQUEST},
+    )
+    await anyio.sleep(after)
+    await call.link.send_message(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": CANCELLED_ELICITATION_ID, "reason": "the server no longer needs it"},
+        }
+    )
+    await anyio.sleep(call.number("then", 1.0, minimum=0))
+    await call.respond_text("gave up asking")
+
+
 # -- the catalogue -------------------------------------------------------------------------------------
 
 
@@ -524,6 +695,71 @@ TOOLS: tuple[ToolSpec, ...] = (
         },
         _hints("Reindex", read_only=False),
         reindex,
+    ),
+    ToolSpec(
+        "flaky_silent",
+        "Stay silent on the first `fail_first` calls to this peer (never answer); answer on the later ones.",
+        {"fail_first": _integer("How many calls stay silent.", 1)},
+        _hints("Flaky silent"),
+        flaky_silent,
+    ),
+    ToolSpec(
+        "flaky_increment",
+        "Add 1 to the server-wide counter; stay silent on the first `fail_first` calls, else answer its value.",
+        {"fail_first": _integer("How many calls stay silent.", 1)},
+        _hints("Flaky increment", read_only=False, idempotent=False),
+        flaky_increment,
+    ),
+    ToolSpec(
+        "flaky_progress",
+        "On the first `fail_first` calls report progress 1..`first` then go silent; later calls report "
+        "1..`then` and answer 'done'. One step every `interval` seconds.",
+        {
+            "fail_first": _integer("How many calls fail.", 1),
+            "first": _integer("Progress steps of a failing call.", 3),
+            "then": _integer("Progress steps of a succeeding call.", 5),
+            "interval": _number("Seconds between steps.", 1.0),
+        },
+        _hints("Flaky progress"),
+        flaky_progress,
+    ),
+    ToolSpec(
+        "ask",
+        "2026-07-28 only: answer input_required asking (elicitation) for a name, `rounds` times, with "
+        "requestState 'opaque-<n>' (none when `state` is false); then answer with the name received.",
+        {
+            "rounds": _integer("How many input rounds.", 1),
+            "state": {"type": "boolean", "description": "Send requestState.", "default": True},
+        },
+        _hints("Ask for a name"),
+        ask,
+    ),
+    ToolSpec(
+        "ask_many",
+        "2026-07-28 only: one input_required round asking for a name (elicitation), the capital of France "
+        "(sampling) and the roots; then answer with the inputResponses as JSON.",
+        {"keys": _string("Comma-separated subset of name,capital,roots to ask.", "name,capital,roots")},
+        _hints("Ask many things"),
+        ask_many,
+    ),
+    ToolSpec(
+        "elicit_client",
+        "2025-11-25 only: send an elicitation/create (or sampling/createMessage, roots/list: `kind`) request to "
+        "the client mid-call and answer with its result as JSON.",
+        {"kind": _string("elicitation, sampling or roots.", "elicitation")},
+        _hints("Ask the client"),
+        elicit_client,
+    ),
+    ToolSpec(
+        "elicit_then_cancel",
+        f"2025-11-25 only: send the client an elicitation/create (id {CANCELLED_ELICITATION_ID!r}), cancel it "
+        "with notifications/cancelled `after` seconds later, wait `then` seconds and answer 'gave up asking'.",
+        {
+            "after": _number("Seconds before the cancellation.", 1.0),
+            "then": _number("Seconds between the cancellation and the answer.", 1.0),
+        },
+        _hints("Elicit, then cancel"),
+        elicit_then_cancel,
     ),
     ToolSpec("stuck", "Hang without answering or reporting progress.", {}, _hints("Stuck"), never_answer),
 )

@@ -64,6 +64,7 @@ from mcp_client.testing._peer_tools import (
 
 __all__ = [
     "EXIT_CODE_DIED",
+    "PeerSession",
     "PeerStats",
     "ScriptedPeer",
     "byte_pipe",
@@ -218,6 +219,60 @@ class ScriptedPeer:
                 yield client_end
             finally:
                 await client_end.aclose()
+
+    @asynccontextmanager
+    async def open_session(self, send: ByteSendStream) -> AsyncIterator[PeerSession]:
+        """Run one connection fed one message at a time, for transports that frame messages themselves (HTTP).
+
+        Everything the connection writes goes to ``send``, one JSON line per message (or the raw bytes of the
+        misbehaving tools), from the task that produced it: the caller of :meth:`PeerSession.handle_message`, or a
+        tool task it started (which inherits the caller's context variables, so a transport can route by them).
+        Leaving the block aborts the calls still running (outcome ``"aborted"``); a tool that kills the peer
+        (``die``) ends the session early, which cancels the body of this block. ``send`` is not closed here.
+        """
+        self.stats.connections += 1
+        connection = _PeerConnection(self, send)
+        async with anyio.create_task_group() as task_group:
+            connection._task_group = task_group
+            try:
+                yield PeerSession(connection)
+            finally:
+                connection._stop()
+
+
+class PeerSession:
+    """One connection of a :class:`ScriptedPeer` driven message by message; see :meth:`ScriptedPeer.open_session`."""
+
+    def __init__(self, connection: _PeerConnection) -> None:
+        self._connection = connection
+
+    async def handle_message(self, data: bytes) -> None:
+        """Handle one message, given as its JSON bytes, exactly as if it had arrived as a line.
+
+        Returns once the message is handled: a request's answer is written (tools keep running in the session's
+        task group, and write from there).
+        """
+        await self._connection._handle_line(data)
+
+    def cancel_call(self, request_id: RequestId) -> bool:
+        """Cancel a running ``tools/call`` as ``notifications/cancelled`` would (outcome ``"cancelled"``).
+
+        A tool that ignores cancellation is only flagged and runs on. False when no such call is running.
+        """
+        return self._connection.cancel_call(request_id)
+
+    def is_running(self, request_id: RequestId) -> bool:
+        """Whether a ``tools/call`` with this id is still running."""
+        return request_id in self._connection._running_calls
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the session has ended (left, or killed by a tool)."""
+        return self._connection._stopped
+
+    def stop(self) -> None:
+        """End the session now: running calls are aborted, later output is dropped."""
+        self._connection._stop()
 
 
 class _PeerConnection:
@@ -380,14 +435,21 @@ class _PeerConnection:
         elif method == "notifications/cancelled" and isinstance(params, dict):
             self._stats.cancel_notifications.append(params)
             request_id = params.get("requestId")
-            running = self._running_calls.get(request_id) if _is_request_id(request_id) else None
-            if running is not None:
-                call, tool, scope = running
-                call.cancel_requested = True
-                if not tool.ignores_cancellation:
-                    scope.cancel()
+            if _is_request_id(request_id):
+                self.cancel_call(request_id)
         else:
             logger.debug("ignoring notification %s", method)
+
+    def cancel_call(self, request_id: RequestId) -> bool:
+        """Cancel a running call (a tool that ignores cancellation is only flagged); False if none is running."""
+        running = self._running_calls.get(request_id)
+        if running is None:
+            return False
+        call, tool, scope = running
+        call.cancel_requested = True
+        if not tool.ignores_cancellation:
+            scope.cancel()
+        return True
 
     def _handle_client_response(self, message: JsonObject) -> None:
         self._stats.client_responses.append(message)
@@ -519,6 +581,7 @@ class _PeerConnection:
         if request_id in self._running_calls:
             raise _RequestError(INVALID_REQUEST, f"request id {request_id!r} is already in use")
         call = ToolCall(self, request_id, arguments or {}, _progress_token(params))
+        call.params = params
         scope = anyio.CancelScope()
         self._running_calls[request_id] = (call, tool, scope)
         self._stats.calls_by_tool[tool.name] += 1

@@ -5,7 +5,8 @@ Usage::
     python python_sdk_server.py                                  # stdio (default)
     python python_sdk_server.py --http --port 8765 [--json-response]   # Streamable HTTP at /mcp
 
-Tools: ``echo``, ``slow_progress`` (progress every ``interval`` s) and ``silent`` (no progress).
+Tools: ``echo``, ``slow_progress`` (progress every ``interval`` s), ``silent`` (no progress) and
+``greet_asking`` (elicits a name, then answers "<greeting> <name>").
 ``slow_progress`` and ``silent`` append ``"<tag> completed"`` / ``"<tag> cancelled"`` / ``"<tag> failed"``
 to the file named by ``MCP_TEST_EVENTS_FILE`` (when set), so tests can see a cancellation land.
 """
@@ -14,11 +15,13 @@ import argparse
 import math
 import os
 from collections.abc import Awaitable, Callable
+from typing import Annotated
 
 import anyio
 import uvicorn
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, Elicit, Resolve
+from pydantic import BaseModel
 
 EVENTS_ENV = "MCP_TEST_EVENTS_FILE"
 
@@ -71,6 +74,23 @@ async def slow_progress(seconds: float, interval: float, ctx: Context, tag: str 
 async def silent(seconds: float, tag: str = "silent") -> str:
     """Sleep ``seconds`` without any progress, then return "done"."""
     return await _recorded(tag, lambda: anyio.sleep(seconds))
+
+
+class NameForm(BaseModel):
+    """What ``greet_asking`` asks the user for."""
+
+    name: str = "anon"
+
+
+async def _ask_name() -> Elicit[NameForm]:
+    return Elicit("Your name?", NameForm)
+
+
+@mcp.tool()
+async def greet_asking(name: Annotated[NameForm, Resolve(_ask_name)], greeting: str = "hello") -> str:
+    """Ask the client for a name (elicitation: an ``input_required`` round at 2026-07-28, an
+    ``elicitation/create`` request before), then greet it."""
+    return f"{greeting} {name.name}"
 
 
 def main() -> None:
