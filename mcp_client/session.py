@@ -25,6 +25,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from mcp_client._clock import running_clock
 from mcp_client.errors import (
     Attempt,
     IdleTimeout,
@@ -107,13 +108,15 @@ class Session:
         self._cancels_drained = anyio.Event()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
         self._server_requests: dict[str, anyio.CancelScope] = {}
+        self._now: Callable[[], float] = anyio.current_time
         self.era: Era | None = None
 
     # -- wiring ---------------------------------------------------------------------------------------------
 
     def attach(self, connection: Connection) -> None:
-        """Use ``connection`` for every request from now on."""
+        """Use ``connection`` for every request from now on. Called inside the event loop."""
         self._connection = connection
+        self._now = running_clock()
 
     @property
     def in_flight(self) -> int:
@@ -168,7 +171,7 @@ class Session:
         """
         if self._connection is None or self.era is None:
             raise RuntimeError("the session is not connected")
-        now = anyio.current_time()
+        now = self._now()
         deadline = Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline())
         call = CallState(method, deadline, sink, headers)
         if control is not None:
@@ -180,7 +183,7 @@ class Session:
             succeeded = True
             return result
         except MCPClientError as exc:
-            now = anyio.current_time()
+            now = self._now()
             error = exc.with_context(
                 method=method,
                 request_ids=tuple(call.request_ids),
@@ -197,7 +200,7 @@ class Session:
             if sink is not None:
                 sink.close(drain=succeeded)
             if self._emit is not None:
-                elapsed = call.deadline.elapsed(anyio.current_time())
+                elapsed = call.deadline.elapsed(self._now())
                 self.emit(RequestFinished(_last(call.request_ids), method, elapsed, error))
 
     async def _drive(
@@ -215,11 +218,11 @@ class Session:
         round_params = params
         while True:
             attempt += 1
-            started = anyio.current_time()
+            started = self._now()
             try:
                 result = await self._attempt(call, round_params, want_progress, attempt)
             except MCPClientError as exc:
-                now = anyio.current_time()
+                now = self._now()
                 call.attempts.append(Attempt(_last(call.request_ids), exc, started, now))
                 if retry is None or call.cancel_reason is not None or self._closed is not None:
                     raise  # (a connection that is gone will not come back for a retry)
@@ -288,21 +291,21 @@ class Session:
 
     async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
         deadline = request.call.deadline
-        with anyio.CancelScope(deadline=deadline.hard_deadline(anyio.current_time())) as scope:
+        with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())) as scope:
             await connection.send_request(message, headers=request.call.headers)
         if scope.cancelled_caught:
             # The write itself outlived the maximum: the request may be half-written, so it counts as written.
             await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
             self._abandon(request, "maximum timeout passed while sending")
-            raise self._timeout(request, TimeoutKind.MAXIMUM, anyio.current_time())
-        deadline.mark_sent(anyio.current_time())
+            raise self._timeout(request, TimeoutKind.MAXIMUM, self._now())
+        deadline.mark_sent(self._now())
         if self._emit is not None:
             self.emit(RequestSent(request.request_id, request.method, request.token, attempt))
 
     async def _await_outcome(self, request: WireRequest) -> JSONObject:
         deadline = request.call.deadline
         while True:
-            now = anyio.current_time()
+            now = self._now()
             with anyio.CancelScope(deadline=deadline.next_wakeup(now)) as scope:
                 request.wait_scope = scope
                 await request.done.wait()
@@ -311,7 +314,7 @@ class Session:
                 raise request.failure
             if request.outcome is not None:
                 return self._unwrap(request)
-            now = anyio.current_time()
+            now = self._now()
             if deadline.take_slow(now):
                 self.emit(Slow(request.request_id, request.method, deadline.elapsed(now)))
             kind = deadline.expired(now)
@@ -363,13 +366,13 @@ class Session:
         """Stop the idle clock (and the maximum, if the policy says so) of ``calls`` (default: every call in flight)
         while the host asks a person something; restart them after."""
         targets = calls if calls is not None else list({r.call for r in self._in_flight.values()})
-        now = anyio.current_time()
+        now = self._now()
         for call in targets:
             call.deadline.pause(now)
         try:
             yield
         finally:
-            now = anyio.current_time()
+            now = self._now()
             for call in targets:
                 call.deadline.resume(now)
                 call.nudge()
@@ -378,7 +381,7 @@ class Session:
 
     def _forget(self, request: WireRequest) -> None:
         """Take the request out of the tables (idempotent); from now on anything for it is late."""
-        now = anyio.current_time()
+        now = self._now()
         if self._in_flight.pop(request.request_id, None) is not None:
             _remember(self._recent, request.request_id, now)
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
@@ -462,7 +465,7 @@ class Session:
     def _late_or_unknown(self, raw_id: object, request_id: int | None, message: JSONObject) -> None:
         if request_id is not None and self._ids.was_issued(request_id):
             ended = self._recent.get(request_id)
-            late_by = anyio.current_time() - ended if ended is not None else None
+            late_by = self._now() - ended if ended is not None else None
             logger.debug("dropping a late response to request %s", raw_id)
             self.emit(LateMessage(request_id, "response", late_by, message))
         elif raw_id is None and "error" in message:
@@ -479,13 +482,13 @@ class Session:
             remembered = self._recent_tokens.get(token) if isinstance(token, str) else None
             if remembered is not None:
                 request_id, ended = remembered
-                self.emit(LateMessage(request_id, "progress", anyio.current_time() - ended, message))
+                self.emit(LateMessage(request_id, "progress", self._now() - ended, message))
             else:
                 self.emit(ProgressRejected(None, token, value, "unknown progress token"))
             return
         call = request.call
         verdict, deliver = call.tracker.accept(value)
-        now = anyio.current_time()
+        now = self._now()
         if verdict is not ProgressVerdict.ACCEPTED:
             self.emit(ProgressRejected(request.request_id, token, value, verdict.value))
             if call.deadline.policy.reset_on_any_message:

@@ -132,7 +132,7 @@ class LineConnection(Connection):
         describe_failure: Callable[[], str] = lambda: "the server's input is closed",
     ) -> None:
         self._send_stream = send_stream
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended: one write at a time is the rule
         self._describe_failure = describe_failure
         self._closed = False
 
