@@ -1,0 +1,329 @@
+"""One interface over the clients under test: mcp_client, the reference ``mcp.Client``, and the raw wire floors.
+
+A :class:`Driver` calls a tool and returns when the answer is in (parsed the way that client parses it). Every
+measurement in :mod:`benchmarks.measure` is written against it, so both SDKs run exactly the same loop:
+
+* ``ours`` - ``mcp_client.Client`` on :func:`mcp_client.stdio` or ``mcp_client.transports.http.http``, with the
+  default policy (60 s idle, 600 s maximum: every call carries both timers).
+* ``reference`` - ``mcp.Client`` (mcp 2.3.0) on ``StdioServerParameters`` or ``streamable_http_client``, with its
+  defaults except the HTTP connection pool, uncapped like mcp_client's (see :func:`_reference`).
+* ``raw`` - the wire floor: the same ``tools/call`` request, bytes built with ``json.dumps`` and answers parsed with
+  ``json.loads``, over the child's pipes (anyio process streams, one newline per message) or as one bare httpx POST
+  with the same headers. It runs on the same event loop and does nothing else: no ids table, no timers, no models.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import anyio
+import anyio.abc
+import httpx
+
+__all__ = [
+    "CLIENTS",
+    "PROTOCOL_VERSION",
+    "SERVER_SCRIPT",
+    "ClientName",
+    "Driver",
+    "Progressed",
+    "TransportName",
+    "http_available",
+    "open_driver",
+]
+
+ClientName = Literal["ours", "reference", "raw"]
+TransportName = Literal["stdio", "http"]
+Progressed = Callable[[], None]
+"""What a driver calls once per progress notification its client hands to the caller."""
+
+CLIENTS: tuple[ClientName, ...] = ("ours", "reference", "raw")
+SERVER_SCRIPT = Path(__file__).resolve().parent / "bench_server.py"
+PROTOCOL_VERSION = "2026-07-28"
+_ACCEPT = "application/json, text/event-stream"
+
+
+class Driver(Protocol):
+    """A connected client that can call a tool of the benchmark server."""
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: Progressed | None = None,
+    ) -> str:
+        """Call ``tool``; return the text of its first content block. ``timeout``: this call's hard limit."""
+        ...
+
+
+def http_available() -> bool:
+    """True when ``mcp_client.transports.http`` can be imported (the HTTP transport of mcp_client)."""
+    try:
+        import mcp_client.transports.http  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def server_command(*extra: str) -> list[str]:
+    """The command line of the benchmark server with this interpreter."""
+    return [sys.executable, str(SERVER_SCRIPT), *extra]
+
+
+@asynccontextmanager
+async def open_driver(client: ClientName, transport: TransportName, url: str | None = None) -> AsyncIterator[Driver]:
+    """Connect ``client`` to the benchmark server (spawned here for stdio; at ``url`` for HTTP)."""
+    if transport == "http" and url is None:
+        raise ValueError("HTTP needs the server's URL")
+    if client == "ours":
+        async with _ours(transport, url) as driver:
+            yield driver
+    elif client == "reference":
+        async with _reference(transport, url) as driver:
+            yield driver
+    elif transport == "stdio":
+        async with _raw_stdio() as driver:
+            yield driver
+    else:
+        assert url is not None
+        async with _raw_http(url) as driver:
+            yield driver
+
+
+# -- mcp_client ---------------------------------------------------------------------------------------------------
+
+
+class _Ours:
+    def __init__(self, client: Any, policy_type: Callable[..., Any]) -> None:
+        self._client = client
+        self._policy_type = policy_type
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: Progressed | None = None,
+    ) -> str:
+        if timeout is None and on_progress is None:
+            result = await self._client.call_tool(tool, arguments)
+            return _first_text(result.content)
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["timeout"] = self._policy_type(idle=None, maximum=timeout)
+        if on_progress is not None:
+            tick = on_progress
+
+            def callback(_progress: object) -> None:
+                tick()
+
+            options["on_progress"] = callback
+        result = await self._client.call_tool(tool, arguments, **options)
+        return _first_text(result.content)
+
+
+@asynccontextmanager
+async def _ours(transport: TransportName, url: str | None) -> AsyncIterator[Driver]:
+    from mcp_client import Client, TimeoutPolicy, Transport, stdio
+
+    connection: Transport
+    if transport == "stdio":
+        command = server_command()
+        connection = stdio(command[0], command[1:])
+    else:
+        from mcp_client.transports.http import http
+
+        assert url is not None
+        connection = http(url)
+    # A loaded machine can take seconds to start the server: wait for the discover probe as long as for connecting.
+    policy = TimeoutPolicy(idle=60, maximum=600, connect=60)
+    async with Client(connection, timeout=policy, probe_timeout=60) as client:
+        yield _Ours(client, TimeoutPolicy)
+
+
+# -- the reference client (mcp 2.3.0) ------------------------------------------------------------------------------
+
+
+class _Reference:
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: Progressed | None = None,
+    ) -> str:
+        callback = None
+        if on_progress is not None:
+            tick = on_progress
+
+            async def callback(progress: float, total: float | None, message: str | None) -> None:
+                tick()
+
+        result = await self._client.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=callback)
+        return _first_text(result.content)
+
+
+@asynccontextmanager
+async def _reference(transport: TransportName, url: str | None) -> AsyncIterator[Driver]:
+    import mcp
+    from mcp.client.stdio import StdioServerParameters
+
+    if transport == "stdio":
+        command = server_command()
+        async with mcp.Client(StdioServerParameters(command=command[0], args=command[1:])) as client:
+            yield _Reference(client)
+        return
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+    assert url is not None
+    # Its own defaults, except the pool: no cap on connections and 20 kept alive, as mcp_client's http() has
+    # (the default cap of 100 would queue calls 101+ in the pool and fail them after 30 s).
+    async with (
+        httpx2.AsyncClient(
+            timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=20),
+        ) as http_client,
+        mcp.Client(streamable_http_client(url, http_client=http_client)) as client,
+    ):
+        yield _Reference(client)
+
+
+def _first_text(content: list[Any]) -> str:
+    text = getattr(content[0], "text", None) if content else None
+    return text if isinstance(text, str) else ""
+
+
+# -- the wire floors -----------------------------------------------------------------------------------------------
+
+
+_META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw-floor", "version": "0"},
+}
+
+
+def _request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    meta = dict(_META, progressToken=f"p{request_id}") if method == "tools/call" else _META
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params, _meta=meta)}
+
+
+def _tool_text(response: Any) -> str:
+    if not isinstance(response, dict) or "result" not in response:
+        raise RuntimeError(f"not a result: {response!r}")
+    content = response["result"].get("content") or [{}]
+    text = content[0].get("text", "")
+    return text if isinstance(text, str) else ""
+
+
+class _RawStdio:
+    """Newline JSON over the child's pipes; one call at a time (no id table: the next line is the answer)."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self._stdin = process.stdin
+        self._stdout = process.stdout
+        self._buffer = b""
+        self._next_id = 0
+
+    async def roundtrip(self, method: str, params: dict[str, Any]) -> Any:
+        self._next_id += 1
+        await self._stdin.send(json.dumps(_request(self._next_id, method, params)).encode() + b"\n")
+        while True:
+            newline = self._buffer.find(b"\n")
+            while newline < 0:
+                self._buffer += await self._stdout.receive(65536)
+                newline = self._buffer.find(b"\n")
+            line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
+            message = json.loads(line)
+            if message.get("id") == self._next_id:
+                return message
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: Progressed | None = None,
+    ) -> str:
+        if timeout is not None or on_progress is not None:
+            raise NotImplementedError("the raw floor only does plain calls")
+        return _tool_text(await self.roundtrip("tools/call", {"name": tool, "arguments": arguments}))
+
+
+@asynccontextmanager
+async def _raw_stdio() -> AsyncIterator[Driver]:
+    async with await anyio.open_process(server_command(), stderr=subprocess.DEVNULL) as process:
+        raw = _RawStdio(process)
+        await raw.roundtrip("server/discover", {})
+        try:
+            yield raw
+        finally:
+            process.kill()
+
+
+class _RawHttp:
+    """One bare POST per call with the 2026-07-28 headers; the answer read from the JSON or SSE body."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self._client = client
+        self._url = url
+        self._next_id = 0
+
+    async def roundtrip(self, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+        self._next_id += 1
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": _ACCEPT,
+            "MCP-Protocol-Version": PROTOCOL_VERSION,
+            "Mcp-Method": method,
+        }
+        if name is not None:
+            headers["Mcp-Name"] = name
+        body = json.dumps(_request(self._next_id, method, params)).encode()
+        response = await self._client.post(self._url, content=body, headers=headers)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            for line in response.text.splitlines():
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if message.get("id") == self._next_id:
+                        return message
+            raise RuntimeError("the SSE stream ended without the answer")
+        return json.loads(response.content)
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: Progressed | None = None,
+    ) -> str:
+        if timeout is not None or on_progress is not None:
+            raise NotImplementedError("the raw floor only does plain calls")
+        return _tool_text(await self.roundtrip("tools/call", {"name": tool, "arguments": arguments}, tool))
+
+
+@asynccontextmanager
+async def _raw_http(url: str) -> AsyncIterator[Driver]:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as client:
+        raw = _RawHttp(client, url)
+        await raw.roundtrip("server/discover", {})
+        yield raw

@@ -1,0 +1,54 @@
+"""Keeps the benchmark suite working: ``python -m benchmarks --quick --only stdio`` runs and reports every metric.
+
+Nothing about timing is asserted (CI machines vary); only that each stdio metric was measured, for every client
+it applies to, as a positive number, and that no worker failed. About 15-40 s.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+BOTH_CLIENTS = (
+    "cpu_per_call_us",
+    "latency_p50_us",
+    "latency_p99_us",
+    "throughput_calls_per_s",
+    "throughput_cpu_per_call_us",
+    "cpu_per_progress_us",
+    "timeout_error_delay_ms",
+    "cancel_seen_delay_ms",
+    "memory_per_call_bytes",
+)
+WITH_FLOOR = ("cpu_per_call_us", "latency_p50_us", "latency_p99_us")
+OURS_ONLY = ("memory_per_call_10k_bytes", "scale_cpu_per_call_100_us", "scale_cpu_per_call_10000_us")
+
+
+def test_quick_stdio_run_reports_every_metric(tmp_path: Path) -> None:
+    output = tmp_path / "quick.json"
+    command = [sys.executable, "-m", "benchmarks", "--quick", "--only", "stdio", "--json", str(output)]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "ours/reference" in done.stdout
+
+    document = json.loads(output.read_text(encoding="utf-8"))
+    assert document["mode"] == "quick"
+    assert document["errors"] == []
+    assert set(document["metrics"]) == {"stdio"}
+    metrics = document["metrics"]["stdio"]
+
+    expected = {key: ["ours", "reference"] for key in BOTH_CLIENTS} | {key: ["ours"] for key in OURS_ONLY}
+    for key in WITH_FLOOR:
+        expected[key].append("floor")
+    missing = [
+        f"{key}.{client}={metrics.get(key, {}).get(client)!r}"
+        for key, clients in expected.items()
+        for client in clients
+        if not (isinstance(metrics.get(key, {}).get(client), int | float) and metrics[key][client] > 0)
+    ]
+    assert not missing, f"metrics not measured (or not positive): {missing}"
+    assert output.with_suffix(".md").read_text(encoding="utf-8").startswith("| metric |")
