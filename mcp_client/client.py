@@ -84,6 +84,7 @@ class Client:
         sampling: SamplingHandler | None = None,
         roots: RootsHandler | None = None,
         max_input_rounds: int = 10,
+        meta_hook: Callable[[str, JSONObject], None] | None = None,
     ) -> None:
         self.transport = transport
         self.timeout = _client_policy(timeout)
@@ -96,6 +97,9 @@ class Client:
         self.retry_budget = RetryBudget()
         """Shared by every call of this client: retries stop while most recent attempts fail."""
         self.max_input_rounds = max_input_rounds
+        self.meta_hook = meta_hook
+        """Called as ``meta_hook(method, params)`` before each call is sent, on the calling task; it may add keys
+        to ``params["_meta"]`` (``Tracing.meta_hook`` puts the W3C ``traceparent`` there)."""
         self._on_event = on_event
         self._progress_interval = progress_interval
         self._probe_timeout = probe_timeout
@@ -285,6 +289,8 @@ class Client:
         idempotent: bool,
     ) -> JSONObject:
         params = dict(params) if params is not None else {}
+        if self.meta_hook is not None:
+            self.meta_hook(method, params)
         tool = params.get("name") if method == "tools/call" else None
         policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
         options: dict[str, Any] = {
@@ -398,13 +404,16 @@ class Client:
         Leaving the ``async with`` block before the call ended cancels it.
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
+        params = _tool_params(name, arguments)
+        if self.meta_hook is not None:
+            self.meta_hook("tools/call", params)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         call = Call(
             self.session,
             self._task_group,
             "tools/call",
-            _tool_params(name, arguments),
+            params,
             policy=policy,
             parse=lambda result: _tool_result(name, result, raise_on_error),
             on_progress=on_progress,

@@ -50,22 +50,28 @@ class CancelMethod(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class RequestSent:
-    """A request was written to the transport."""
+    """A request was written to the transport. ``attempt`` counts the tries of one call (and restarts at each
+    input round); ``previous_request_id`` is the request of the same call sent before this one, if any."""
 
     request_id: RequestId
     method: str
     progress_token: str | None
     attempt: int = 1
+    target: str | None = None
+    """The tool or prompt name, or the resource URI, when the method has one."""
+    previous_request_id: RequestId | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class RequestFinished:
-    """A call ended, one way or another. ``error`` is None when it returned a result."""
+    """A call ended, one way or another. ``error`` is None when it returned a result or when the caller's own
+    task was cancelled (``cancelled`` is then True)."""
 
     request_id: RequestId
     method: str
     elapsed: float
     error: MCPClientError | None
+    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,6 +178,7 @@ class Session:
             control.attach(call)
         error: MCPClientError | None = None
         succeeded = False
+        cancelled = False
         try:
             result = await self._drive(call, params, want_progress, retry, idempotent, budget, max_rounds)
             succeeded = True
@@ -194,6 +195,9 @@ class Session:
                 Attempt(_last(call.request_ids), error, call.deadline.started_at, now),
             )
             raise error from None
+        except anyio.get_cancelled_exc_class():
+            cancelled = True
+            raise
         finally:
             call.deadline.finish()
             call.tracker.finish()
@@ -201,7 +205,7 @@ class Session:
                 sink.close(drain=succeeded)
             if self._emit is not None:
                 elapsed = call.deadline.elapsed(self._now())
-                self.emit(RequestFinished(_last(call.request_ids), method, elapsed, error))
+                self.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
 
     async def _drive(
         self,
@@ -300,7 +304,10 @@ class Session:
             raise self._timeout(request, TimeoutKind.MAXIMUM, self._now())
         deadline.mark_sent(self._now())
         if self._emit is not None:
-            self.emit(RequestSent(request.request_id, request.method, request.token, attempt))
+            ids = request.call.request_ids
+            previous = ids[-2] if len(ids) > 1 else None
+            target = _target_of(message.get("params"))
+            self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
 
     async def _await_outcome(self, request: WireRequest) -> JSONObject:
         deadline = request.call.deadline
@@ -612,6 +619,14 @@ def _as_int_id(raw: object) -> int | None:
     if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 18:
         return int(raw)
     return None
+
+
+def _target_of(params: object) -> str | None:
+    """What a request is about: a tool or prompt name, a resource URI (for events and tracing)."""
+    if not isinstance(params, dict):
+        return None
+    target = params.get("name", params.get("uri"))
+    return target if isinstance(target, str) else None
 
 
 def _request_key(raw: object) -> str:
