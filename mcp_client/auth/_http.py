@@ -1,0 +1,122 @@
+"""The side exchanges of authorization (metadata, registration, token requests) and URL helpers.
+
+Side exchanges go through their own ``httpx.AsyncClient`` (the host's, if it gave one to :class:`OAuth`), never
+through the MCP connection's, so the MCP client's auth never recurses into them. Redirects are not followed, and
+answers are read up to :data:`MAX_DOCUMENT` bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+__all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_covers", "same_origin"]
+
+MAX_DOCUMENT = 1024 * 1024
+"""Largest metadata document or token response read, in bytes."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A side exchange's answer: status, headers and the JSON body (None if it was not JSON)."""
+
+    status: int
+    headers: httpx.Headers
+    body: Any
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx answer."""
+        return 200 <= self.status < 300
+
+    def json_object(self) -> dict[str, Any] | None:
+        """The body if it is a JSON object."""
+        return self.body if isinstance(self.body, dict) else None
+
+
+async def fetch(
+    http: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    data: Mapping[str, str] | None = None,
+    json_body: Any = None,
+    headers: Mapping[str, str] | None = None,
+) -> Answer:
+    """One side exchange. Raises ``httpx.HTTPError`` when no answer came."""
+    request_headers = {"Accept": "application/json", **(headers or {})}
+    if json_body is not None:
+        request = http.build_request(method, url, json=json_body, headers=request_headers)
+    else:
+        request = http.build_request(
+            method, url, data=dict(data) if data is not None else None, headers=request_headers
+        )
+    response = await http.send(request, stream=True, follow_redirects=False)
+    try:
+        raw = bytearray()
+        async for chunk in response.aiter_bytes():
+            raw += chunk
+            if len(raw) > MAX_DOCUMENT:
+                break
+    finally:
+        await response.aclose()
+    body: Any = None
+    if len(raw) <= MAX_DOCUMENT:
+        try:
+            body = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            body = None
+    return Answer(response.status_code, response.headers, body)
+
+
+def _port(parts: Any) -> int | None:
+    try:
+        port: int | None = parts.port
+    except ValueError:
+        return None
+    return port if port is not None else _DEFAULT_PORTS.get(parts.scheme.lower())
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url`` as written (no trailing slash): the 2025-03-26 authorization base."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def same_origin(a: str, b: str) -> bool:
+    """RFC 6454 origin equality: scheme, host (case-insensitive) and port (default ports filled in)."""
+    pa, pb = urlsplit(a), urlsplit(b)
+    return (
+        pa.scheme.lower() == pb.scheme.lower()
+        and (pa.hostname or "").lower() == (pb.hostname or "").lower()
+        and _port(pa) == _port(pb)
+    )
+
+
+def canonical(url: str) -> str:
+    """The canonical server URI (RFC 8707 / MCP): lower-case scheme and host, no fragment, no query, no trailing
+    slash unless the path is only ``/``."""
+    parts = urlsplit(url)
+    path = parts.path
+    if len(path) > 1:
+        path = path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, "", ""))
+
+
+def resource_covers(resource: str, server_url: str) -> bool:
+    """Whether the protected resource ``resource`` (from metadata) is the MCP server at ``server_url``: same
+    origin, and its path is the server's path or a parent of it (segment-wise). No query or fragment allowed."""
+    parts = urlsplit(resource)
+    if parts.fragment or parts.query or not parts.scheme or not parts.netloc:
+        return False
+    if not same_origin(resource, server_url):
+        return False
+    mine = [s for s in parts.path.split("/") if s]
+    theirs = [s for s in urlsplit(server_url).path.split("/") if s]
+    return theirs[: len(mine)] == mine
