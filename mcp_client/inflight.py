@@ -60,9 +60,9 @@ class CallState:
     """One call from the caller's point of view: its clocks and progress span every attempt and input round."""
 
     __slots__ = (
+        "_cancelled",
         "attempts",
         "cancel_reason",
-        "cancelled",
         "current",
         "deadline",
         "headers",
@@ -85,13 +85,23 @@ class CallState:
         self.attempts: list[Attempt] = []
         self.current: WireRequest | None = None
         self.cancel_reason: str | None = None
-        self.cancelled = anyio.Event()
+        self._cancelled: anyio.Event | None = None  # made on demand: most calls are never waited on this way
+
+    @property
+    def cancelled(self) -> anyio.Event:
+        """Set when the call is cancelled through its control (for waits between requests)."""
+        if self._cancelled is None:
+            self._cancelled = anyio.Event()
+            if self.cancel_reason is not None:
+                self._cancelled.set()
+        return self._cancelled
 
     def cancel(self, reason: str) -> None:
         """End the call as cancelled by the client: the request in flight settles at once."""
         if self.cancel_reason is None:
             self.cancel_reason = reason
-            self.cancelled.set()
+            if self._cancelled is not None:
+                self._cancelled.set()
             if self.current is not None:
                 self.current.settle(CANCELLED)
 
@@ -104,24 +114,30 @@ class CallState:
 class WireRequest:
     """One request on the wire (one attempt or round of a call), tracked while it is in flight."""
 
-    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope")
+    __slots__ = ("call", "failure", "outcome", "request_id", "token", "wait_scope")
 
     def __init__(self, request_id: int, token: str | None, call: CallState) -> None:
         self.request_id = request_id
         self.token = token
         self.call = call
-        self.done = anyio.Event()
         self.outcome: JSONObject | None = None
         self.failure: MCPClientError | None = None
         self.wait_scope: anyio.CancelScope | None = None
+        """The scope its waiter sleeps in; cancelling it wakes the waiter (cheaper than an event per request)."""
 
     @property
     def method(self) -> str:
         return self.call.method
+
+    @property
+    def settled(self) -> bool:
+        """True once the request has ended."""
+        return self.outcome is not None or self.failure is not None
 
     def settle(self, outcome: JSONObject, failure: MCPClientError | None = None) -> None:
         """Record how the request ended (the first settlement wins) and wake its waiter."""
         if self.outcome is None and self.failure is None:
             self.outcome = outcome
             self.failure = failure
-            self.done.set()
+            if self.wait_scope is not None:
+                self.wait_scope.cancel()

@@ -313,10 +313,11 @@ class Session:
         deadline = request.call.deadline
         while True:
             now = self._now()
-            with anyio.CancelScope(deadline=deadline.next_wakeup(now)) as scope:
-                request.wait_scope = scope
-                await request.done.wait()
-            request.wait_scope = None
+            if not request.settled:
+                with anyio.CancelScope(deadline=deadline.next_wakeup(now)) as scope:
+                    request.wait_scope = scope  # settle() and nudge() cancel it to wake us
+                    await anyio.sleep_forever()
+                request.wait_scope = None
             if request.failure is not None:
                 raise request.failure
             if request.outcome is not None:
@@ -573,11 +574,12 @@ class Session:
             request.settle({}, ProtocolError(f"{request.method}: the response could not be read: {detail}"))
             self._forget(request)
 
-    def on_request_failed(self, request_id: RequestId, error: TransportError) -> None:
-        """One request's channel broke (HTTP): that request fails, nothing else."""
+    def on_request_failed(self, request_id: RequestId, error: MCPClientError) -> None:
+        """One request failed on its own channel (HTTP): that request fails, nothing else."""
         key = _as_int_id(request_id)
         request = self._in_flight.get(key) if key is not None else None
-        self.emit(TransportFailure(request_id, error))
+        if isinstance(error, TransportError):
+            self.emit(TransportFailure(request_id, error))
         if request is not None:
             request.settle({}, error)
             self._forget(request)

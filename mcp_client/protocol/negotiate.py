@@ -25,8 +25,8 @@ from pydantic import ValidationError
 from mcp_client.errors import (
     ConnectError,
     HeaderMismatch,
-    MCPClientError,
     MissingClientCapability,
+    ProtocolError,
     RequestTimeout,
     ServerError,
     TransportError,
@@ -79,7 +79,8 @@ async def _probe(
     session: Session, mode: str, client_info: dict[str, Any], capabilities: dict[str, Any], probe_timeout: float
 ) -> ServerIdentity:
     version = MODERN_VERSIONS[0] if mode == "auto" else mode
-    policy = TimeoutPolicy(idle=None, maximum=probe_timeout, connect=None)
+    # A person signing in (OAuth) while the probe waits does not use up its time.
+    policy = TimeoutPolicy(idle=None, maximum=probe_timeout, connect=None, pause_maximum=True)
     for _attempt in range(2):
         session.era = Era(version, modern=True, client_info=client_info, capabilities=capabilities)
         try:
@@ -98,8 +99,9 @@ async def _probe(
         except (HeaderMismatch, MissingClientCapability) as exc:
             logger.debug("discover answered with a modern error (%s): a modern server", exc)
             return ServerIdentity(session.era, None, mcp_types.ServerCapabilities(), None)
-        except (ServerError, RequestTimeout, MCPClientError) as exc:
-            if isinstance(exc, TransportError) or mode != "auto":
+        except (ServerError, RequestTimeout, ProtocolError) as exc:
+            # Any other error (a transport failure, a refused sign-in) is no sign of a legacy server: it propagates.
+            if mode != "auto":
                 raise
             logger.debug("discover failed (%s): falling back to initialize", exc)
             return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)

@@ -13,7 +13,7 @@ import abc
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeAlias
 
-from mcp_client.errors import TransportError
+from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
 
 __all__ = ["JSONObject", "Connection", "MessageHandler", "RequestId", "Transport"]
@@ -32,8 +32,8 @@ class MessageHandler(Protocol):
         """Something arrived that is not a message (bad JSON, not an object, oversized). ``request_id`` is set
         when the broken message could still be attributed to a request, so that request can fail at once."""
 
-    def on_request_failed(self, request_id: RequestId, error: TransportError) -> None:
-        """The channel of one request broke (HTTP); the request fails, nothing else does."""
+    def on_request_failed(self, request_id: RequestId, error: MCPClientError) -> None:
+        """One request failed on its own channel (HTTP: a broken stream, a refused sign-in); nothing else does."""
 
     def on_closed(self, error: TransportError) -> None:
         """The shared channel is gone (the process died, stdout closed): every request on it fails."""

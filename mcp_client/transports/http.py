@@ -40,7 +40,7 @@ import anyio.abc
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
-from mcp_client.errors import SessionExpired, TransportError
+from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import encode_header_value, modern_version, routing_name
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
@@ -96,6 +96,7 @@ class HttpTransport(Transport):
     client: httpx.AsyncClient | None = field(default=None, compare=False)
     limits: httpx.Limits | None = None
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    auth: httpx.Auth | None = field(default=None, compare=False)
 
     @property
     def description(self) -> str:
@@ -107,6 +108,9 @@ class HttpTransport(Transport):
         client = self.client or httpx.AsyncClient(
             limits=self.limits or DEFAULT_LIMITS, timeout=DEFAULT_TIMEOUT, follow_redirects=False
         )
+        if self.auth is not None and getattr(self.auth, "waiting_on_a_person", "absent") is None:
+            # A sign-in hook that waits for a person stops the idle clocks of the calls waiting on it.
+            self.auth.waiting_on_a_person = getattr(handler, "waiting_on_a_person", None)  # type: ignore[attr-defined]
         try:
             async with anyio.create_task_group() as tg:
                 connection = _HttpConnection(self, client, handler, tg)
@@ -134,6 +138,9 @@ class _HttpConnection(Connection):
         self._base_headers = dict(transport.headers)
         self._max_message_size = transport.max_message_size
         self._client = client
+        self._auth: httpx.Auth | httpx._client.UseClientDefault = (
+            transport.auth if transport.auth is not None else httpx.USE_CLIENT_DEFAULT
+        )
         self._handler = handler
         self._task_group = task_group
         self._streams: dict[RequestId, anyio.CancelScope] = {}
@@ -219,7 +226,9 @@ class _HttpConnection(Connection):
         request = self._build(message, None, _SIDE_TIMEOUT)
         what = message.get("method", "response")
         try:
-            response = await self._client.send(request, follow_redirects=False)
+            response = await self._client.send(request, follow_redirects=False, auth=self._auth)
+        except MCPClientError:
+            raise  # an auth failure (sign-in refused, ...) is the caller's to see as it is
         except _NOT_WRITTEN as exc:
             raise TransportError(f"could not POST {what} to {self._url}: {_describe(exc)}", written=False) from exc
         except httpx.HTTPError as exc:
@@ -277,7 +286,7 @@ class _HttpConnection(Connection):
         with anyio.move_on_after(_CLOSE_BUDGET):
             try:
                 response = await self._client.request(
-                    "DELETE", self._url, headers=headers, timeout=_SIDE_TIMEOUT, follow_redirects=False
+                    "DELETE", self._url, headers=headers, timeout=_SIDE_TIMEOUT, follow_redirects=False, auth=self._auth
                 )
                 logger.debug("DELETE of session %s: HTTP %s", self._session_id, response.status_code)
             except httpx.HTTPError as exc:
@@ -299,6 +308,8 @@ class _HttpConnection(Connection):
             with scope:
                 task_status.started()
                 await self._send_and_read(request_id, method, request, modern)
+        except MCPClientError as exc:  # an auth failure: typed already, and not a broken channel (not retried)
+            self._handler.on_request_failed(request_id, exc)
         except Exception as exc:  # one request's trouble never escapes into the task group
             logger.debug("request %s failed unexpectedly", request_id, exc_info=True)
             self._fail(request_id, f"the answer could not be read: {_describe(exc)}", written=True)
@@ -309,7 +320,7 @@ class _HttpConnection(Connection):
         response: httpx.Response | None = None
         for attempt in (1, 2):
             try:
-                response = await self._client.send(request, stream=True, follow_redirects=False)
+                response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
                 break
             except httpx.ConnectError as exc:
                 if attempt == 1:
@@ -486,7 +497,7 @@ class _HttpConnection(Connection):
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         request = self._client.build_request("GET", self._url, headers=headers)
-        response = await self._client.send(request, stream=True, follow_redirects=False)
+        response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
         try:
             yield response
         finally:
@@ -626,6 +637,7 @@ def http(
     client: httpx.AsyncClient | None = None,
     limits: httpx.Limits | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    auth: httpx.Auth | None = None,
 ) -> HttpTransport:
     """A transport to a Streamable HTTP MCP endpoint (2026-07-28 and 2025-11-25).
 
@@ -638,6 +650,8 @@ def http(
             Not allowed together with ``client``.
         max_message_size: Largest message accepted from the server, in bytes; larger ones are dropped and the
             request they answer fails with a :class:`~mcp_client.ProtocolError`.
+        auth: An ``httpx.Auth`` for every request to the endpoint, e.g. :class:`mcp_client.auth.OAuth`; it is used
+            with a caller-supplied ``client`` too.
     """
     if client is not None and limits is not None:
         raise ValueError("limits= applies only to the client http() makes; configure your own client instead")
@@ -647,4 +661,5 @@ def http(
         client=client,
         limits=limits,
         max_message_size=max_message_size,
+        auth=auth,
     )

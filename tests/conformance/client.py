@@ -18,9 +18,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types
 
 from mcp_client import Client, MCPClientError, TimeoutPolicy
+from mcp_client.auth import (
+    AuthorizationCode,
+    ClientCredentials,
+    ClientIdentity,
+    ClientInformation,
+    EnterpriseManaged,
+    JwtBearer,
+    OAuth,
+    PrivateKeyJwt,
+)
 from mcp_client.transports.http import http
 
 logger = logging.getLogger("conformance-client")
@@ -36,9 +47,9 @@ def _protocol() -> str:
     return os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "auto"
 
 
-def _client(url: str, **options: Any) -> Client:
+def _client(url: str, *, auth: httpx.Auth | None = None, **options: Any) -> Client:
     options.setdefault("protocol", _protocol())
-    return Client(http(url), timeout=POLICY, client_info=CLIENT_INFO, **options)
+    return Client(http(url, auth=auth), timeout=POLICY, client_info=CLIENT_INFO, **options)
 
 
 def _text(result: mcp_types.CallToolResult) -> str:
@@ -161,11 +172,72 @@ async def request_state(url: str, context: dict[str, Any]) -> None:
                 raise AssertionError(f"{name} answered {got!r}, expected {answer!r}")
 
 
-async def plain_session(url: str, context: dict[str, Any]) -> None:
-    """``auth/*``: what a client without OAuth does: connect, list and call tools (the server demands a token)."""
-    async with _client(url) as client:
-        for tool in await client.list_tools():
-            await client.call_tool(tool.name, {})
+REDIRECT_URI = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""What ``auth/basic-cimd`` expects as the client id (a Client ID Metadata Document URL)."""
+REFUSAL_IS_THE_PASS = frozenset(
+    {
+        "auth/resource-mismatch",
+        "auth/iss-supported-missing",
+        "auth/iss-wrong-issuer",
+        "auth/iss-unexpected",
+        "auth/iss-normalized",
+        "auth/metadata-issuer-mismatch",
+        "auth/scope-retry-limit",
+    }
+)
+"""Scenarios where the client must refuse to go on (the suite allows the client's error exit there)."""
+
+
+async def _follow_authorization(url: str) -> str:
+    """The user's browser: the suite's authorization endpoint redirects at once, with the code."""
+    async with httpx.AsyncClient(follow_redirects=False, timeout=10) as browser:
+        response = await browser.get(url)
+    return response.headers["location"]
+
+
+def _oauth(scenario: str, context: dict[str, Any]) -> OAuth:
+    """The sign-in each auth scenario calls for, from the credentials the suite hands over in its context."""
+    if scenario == "auth/client-credentials-jwt":
+        key = PrivateKeyJwt.from_pem(context["private_key_pem"], context.get("signing_algorithm", "ES256"))
+        return OAuth(ClientCredentials(context["client_id"], private_key=key))
+    if scenario == "auth/client-credentials-basic":
+        return OAuth(ClientCredentials(context["client_id"], client_secret=context["client_secret"]))
+    if scenario == "auth/wif-jwt-bearer":
+        return OAuth(JwtBearer(context["valid_jwt"], client_id=context.get("client_id")))
+    if scenario == "auth/enterprise-managed-authorization":
+        return OAuth(
+            EnterpriseManaged(
+                id_token=context["idp_id_token"],
+                idp_token_endpoint=context["idp_token_endpoint"],
+                idp_client_id=context["idp_client_id"],
+                idp_issuer=context.get("idp_issuer"),
+                client_id=context["client_id"],
+                client_secret=context.get("client_secret"),
+            )
+        )
+    registered = (
+        (ClientInformation(context["client_id"], context.get("client_secret"), issuer=context.get("issuer")),)
+        if "client_id" in context
+        else ()
+    )
+    identity = ClientIdentity(
+        client_name="mcp-client-conformance", client_metadata_url=CLIENT_METADATA_URL, pre_registered=registered
+    )
+    return OAuth(AuthorizationCode(REDIRECT_URI, _follow_authorization, identity=identity))
+
+
+async def auth_session(url: str, context: dict[str, Any]) -> None:
+    """``auth/*``: sign in as the scenario asks, then list and call the tools; refuse where refusing is right."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    try:
+        async with _client(url, auth=_oauth(scenario, context)) as client:
+            for tool in await client.list_tools():
+                await client.call_tool(tool.name, {})
+    except MCPClientError as exc:
+        if scenario not in REFUSAL_IS_THE_PASS:
+            raise
+        logger.info("%s: refused as expected: %s", scenario, exc)
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -191,7 +263,7 @@ def main(argv: list[str]) -> int:
         return 2
     url = argv[-1]
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    scenario = SCENARIOS.get(name) or (plain_session if name.startswith("auth/") else None)
+    scenario = SCENARIOS.get(name) or (auth_session if name.startswith("auth/") else None)
     if scenario is None:
         print(f"scenario {name!r} is not supported by this client", file=sys.stderr)
         return 2

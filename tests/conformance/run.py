@@ -155,7 +155,7 @@ def invoke(node_bin: str, run: Run, results: Path) -> Outcome:
             process.wait()
             exit_code = None
     outcome = Outcome(run, exit_code, time.monotonic() - started)
-    for checks_file in out.glob("*/checks.json"):
+    for checks_file in out.glob("**/checks.json"):
         for check in json.loads(checks_file.read_text()):
             outcome.checks[str(check.get("status"))] += 1
     if exit_code not in (0, None):
@@ -164,11 +164,11 @@ def invoke(node_bin: str, run: Run, results: Path) -> Outcome:
 
 
 def _first_failure(out: Path) -> str:
-    for checks_file in out.glob("*/checks.json"):
+    for checks_file in out.glob("**/checks.json"):
         for check in json.loads(checks_file.read_text()):
             if check.get("status") in ("FAILURE", "WARNING"):
                 return f"{check.get('id')}: {check.get('errorMessage') or check.get('description')}"[:160]
-    for stderr in out.glob("*/stderr.txt"):
+    for stderr in out.glob("**/stderr.txt"):
         lines = [line for line in stderr.read_text(errors="replace").splitlines() if line.strip()]
         if lines:
             return f"client: {lines[-1]}"[:160]
