@@ -55,8 +55,10 @@ class Client:
     ```
 
     Args:
-        transport: How to reach the server: :func:`~mcp_client.stdio`, or :func:`~mcp_client.memory` in tests.
-        timeout: The default policy of every call (``None``: no limits). Its ``connect`` field bounds start-up.
+        transport: How to reach the server: :func:`~mcp_client.stdio`, :func:`~mcp_client.http`, or
+            :func:`~mcp_client.memory` in tests.
+        timeout: The default policy of every call (``None``: no limits; a number: that maximum over the
+            defaults). Its ``connect`` field bounds start-up.
         protocol: ``"auto"`` (probe with ``server/discover`` at 2026-07-28, fall back to ``initialize``) or one
             protocol version to use without probing.
         client_info: ``name``/``version`` (and optional ``title``...) this client reports to servers.
@@ -64,6 +66,16 @@ class Client:
         progress_interval: Minimum seconds between two progress deliveries to a callback or iterator.
         probe_timeout: Seconds to wait for an answer to ``server/discover`` before taking the server for legacy.
         cancel_timeout: Seconds allowed for putting one cancellation on the wire (in the background).
+        retry: The default :class:`~mcp_client.RetryPolicy` (``None``: no retries). Only safe cases are retried.
+        policies: A :class:`~mcp_client.PolicyRegistry` of rules by tool name, glob and annotation, and the
+            server's level, over ``timeout`` and ``retry``.
+        retry_rules: Shorthand for tool rules that set only a retry policy: ``{"reindex*": RetryPolicy(...)}``.
+        elicitation: Answers the server's questions to the user (``elicitation/create``); declares the capability.
+        sampling: Runs the host's model for the server (``sampling/createMessage``); declares the capability.
+        roots: Lists the roots the host exposes (``roots/list``); declares the capability.
+        max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
+        meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
+            (W3C trace context, for example).
     """
 
     def __init__(
@@ -369,7 +381,12 @@ class Client:
                 or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
 
         Raises:
-            IdleTimeout, MaxTimeout, TransportError, ServerError, ProtocolError, ToolError.
+            IdleTimeout: The server showed no sign of life for ``idle`` seconds.
+            MaxTimeout: The call's maximum passed.
+            TransportError: The channel failed (``written`` says whether the request may have run).
+            ServerError: The server answered with a JSON-RPC error.
+            ProtocolError: The server broke the protocol.
+            ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
         """
         params = _tool_params(name, arguments)
         options: dict[str, Any] = {"timeout": timeout, "on_progress": on_progress, "retry": retry}
@@ -525,12 +542,7 @@ def _tool_result(name: str, result: JSONObject, raise_on_error: bool) -> mcp_typ
 def parse_result(method: str, result: JSONObject, model: type[ModelT]) -> ModelT:
     """Check ``resultType`` and validate ``result`` as ``model``; anything off is a :class:`ProtocolError`."""
     result_type = result.get("resultType")
-    if result_type not in (None, "complete"):
-        if result_type == "input_required":
-            raise ProtocolError(
-                f"{method}: the server asked for input (multi-round-trip), which this client does not support yet",
-                method=method,
-            )
+    if result_type not in (None, "complete"):  # input rounds were answered by the session before this point
         raise ProtocolError(f"{method}: unknown resultType {result_type!r}", method=method)
     try:
         return model.model_validate(result)

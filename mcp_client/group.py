@@ -378,9 +378,10 @@ class ClientGroup:
         """Call tool ``server/tool`` under its rules; the arguments are those of :meth:`Client.call_tool`.
 
         Raises:
-            KeyError: No such server. ValueError: the name is not ``server/tool``.
-            ConnectError: The server failed to start. TransportError: it died. And what :meth:`Client.call_tool`
-            raises.
+            KeyError: No such server.
+            ValueError: The name is not ``server/tool``.
+            ConnectError: The server failed to start.
+            TransportError: The server died (and whatever else :meth:`Client.call_tool` raises).
         """
         name, tool = split_tool_name(qualified)
         client = self._live_client(name)

@@ -24,7 +24,7 @@ from typing import Any, cast
 
 import tenacity
 
-from mcp_client.errors import IdleTimeout, MCPClientError, TransportError
+from mcp_client.errors import IdleTimeout, MCPClientError, SessionExpired, TransportError
 
 __all__ = ["DEFAULT_RETRY", "RetryBudget", "RetryDecision", "RetryPolicy", "Verdict", "decide"]
 
@@ -146,6 +146,8 @@ class RetryBudget:
 
 def is_retryable_cause(error: MCPClientError, policy: RetryPolicy) -> bool:
     """Whether ``error`` is of a kind that may be retried at all (before safety is considered)."""
+    if isinstance(error, SessionExpired):
+        return False  # the client starts a new session and sends it once more; the same dead session would fail
     if isinstance(error, TransportError):
         return True
     return isinstance(error, IdleTimeout) and policy.retry_idle_timeout

@@ -280,7 +280,7 @@ class _HttpConnection(Connection):
         self._streams.clear()
         if self._session_id is None or self.session_expired:
             return
-        headers = {"Mcp-Session-Id": self._session_id}
+        headers = {**self._base_headers, "Mcp-Session-Id": self._session_id}
         if self._version is not None:
             headers["MCP-Protocol-Version"] = self._version
         with anyio.move_on_after(_CLOSE_BUDGET):
@@ -450,7 +450,8 @@ class _HttpConnection(Connection):
             detail = f"HTTP {status} {response.reason_phrase}".rstrip()
             if retry_after is not None:
                 detail += f" (retry after {retry_after:g} s)"
-            error = TransportError(detail, written=True, status_code=status, retry_after=retry_after)
+            # 429 and 503 say the server turned the request away unprocessed: it did not run, so any tool may retry.
+            error = TransportError(detail, written=False, status_code=status, retry_after=retry_after)
             self._handler.on_request_failed(request_id, error)
             return
         try:

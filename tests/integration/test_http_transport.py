@@ -318,7 +318,7 @@ async def test_500_fails_only_that_call(server: Server, http_client: httpx.Async
 
     async def boom(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
         boom_arrived.set()
-        return httpx.Response(503, text="overloaded")
+        return httpx.Response(500, text="internal error")
 
     async def patient(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
         await boom_arrived.wait()
@@ -341,7 +341,7 @@ async def test_500_fails_only_that_call(server: Server, http_client: httpx.Async
         assert (await client.call_tool("echo", {"text": "after"})).content[0].text == "after"  # type: ignore[union-attr]
     assert isinstance(outcomes["boom"], TransportError)
     assert outcomes["boom"].written is True
-    assert "HTTP 503" in str(outcomes["boom"])
+    assert "HTTP 500" in str(outcomes["boom"])
     assert outcomes["patient"].content[0].text == "survived"
 
 
@@ -753,7 +753,8 @@ async def test_429_and_503_carry_status_and_retry_after(
             await client.call_tool("down")
         with pytest.raises(TransportError) as vague_error:
             await client.call_tool("vague")
-    assert (busy_error.value.status_code, busy_error.value.retry_after, busy_error.value.written) == (429, 7.0, True)
+    # Turned away unprocessed: the request did not run.
+    assert (busy_error.value.status_code, busy_error.value.retry_after, busy_error.value.written) == (429, 7.0, False)
     assert down_error.value.status_code == 503
     assert down_error.value.retry_after == 24 * 3600.0  # capped
     assert (vague_error.value.status_code, vague_error.value.retry_after) == (503, None)
