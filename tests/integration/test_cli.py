@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -161,6 +162,25 @@ def test_without_rich_the_cli_says_what_to_install(
     assert "pip install 'mcp-client[cli]'" in capsys.readouterr().err
 
 
+def _wait_for_child_process(pid: int, *, within: float) -> None:
+    """Poll until process ``pid`` has a child (Linux /proc; elsewhere fall back to a fixed wait)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        time.sleep(5)
+        return
+    give_up = time.monotonic() + within
+    while time.monotonic() < give_up:
+        for stat in proc.glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} started no server within {within} s")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
 def test_ctrl_c_cancels_the_call_and_exits_130() -> None:
     command = [sys.executable, "-m", "mcp_client.cli", "call", "slow", '{"seconds": 30, "progress_every": 0.2}']
@@ -172,7 +192,10 @@ def test_ctrl_c_cancels_the_call_and_exits_130() -> None:
         env={**os.environ, "COLUMNS": "200"},
     )
     try:
-        time.sleep(3)  # long enough to be in the call on most machines; a Ctrl-C while connecting also exits 130
+        # A Ctrl-C during the interpreter's own imports is Python's, not ours: wait until the CLI runs (it has
+        # started the server), then a little more so the call is usually under way. Connecting also exits 130.
+        _wait_for_child_process(process.pid, within=60)
+        time.sleep(1.5)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=15)
     finally:
