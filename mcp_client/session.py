@@ -315,8 +315,8 @@ class Session:
             now = self._now()
             if not request.settled:
                 with anyio.CancelScope(deadline=deadline.next_wakeup(now)) as scope:
-                    request.wait_scope = scope  # settle() and nudge() cancel it to wake us
-                    await anyio.sleep_forever()
+                    request.wait_scope = scope  # nudge() cancels it when the clocks move earlier
+                    await request.done.wait()
                 request.wait_scope = None
             if request.failure is not None:
                 raise request.failure
