@@ -30,7 +30,7 @@ from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClient
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
 from mcp_client.protocol.era import Era
-from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity, negotiate
+from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
 from mcp_client.session import Session
@@ -166,15 +166,28 @@ class Client:
     async def _start_session(self, session: Session) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
-            return await negotiate(
-                session,
-                mode=self.protocol,
-                client_info=self.client_info,
-                capabilities=self._handlers.capabilities(),
-                probe_timeout=self._probe_timeout,
-            )
+            key = self.transport.era_cache_key if self.protocol == "auto" else None
+            known = ERA_CACHE.get(key)
+            if known is not None:
+                try:
+                    return await self._negotiate(session, known)
+                except MCPClientError as exc:  # the server changed since: find out again
+                    logger.info("the remembered protocol %s no longer works (%s); probing again", known, exc)
+                    ERA_CACHE.forget(key)
+            identity = await self._negotiate(session, self.protocol)
+            ERA_CACHE.remember(key, identity.era.version)
+            return identity
         assert scope.cancelled_caught
         raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
+
+    async def _negotiate(self, session: Session, mode: ProtocolMode) -> ServerIdentity:
+        return await negotiate(
+            session,
+            mode=mode,
+            client_info=self.client_info,
+            capabilities=self._handlers.capabilities(),
+            probe_timeout=self._probe_timeout,
+        )
 
     async def __aexit__(
         self,

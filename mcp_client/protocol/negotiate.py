@@ -36,12 +36,45 @@ from mcp_client.policy import TimeoutPolicy
 from mcp_client.protocol.era import LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, Era
 from mcp_client.session import Session
 
-__all__ = ["ProtocolMode", "ServerIdentity", "negotiate"]
+__all__ = ["ERA_CACHE", "EraCache", "ProtocolMode", "ServerIdentity", "negotiate"]
 
 logger = logging.getLogger("mcp_client.protocol")
 
 ProtocolMode = Literal["auto"] | str
 """``"auto"`` (probe, then fall back), or one protocol version to use without probing for others."""
+
+
+class EraCache:
+    """The protocol version that worked with each HTTP origin, for this process.
+
+    The spec: the era "is a property of the server, not of an individual request"; clients SHOULD cache it per
+    origin and re-probe if the cached assumption later fails. A legacy origin then skips the discover probe.
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._versions: dict[str, str] = {}
+        self._limit = limit
+
+    def get(self, key: str | None) -> str | None:
+        """The version remembered for ``key`` (None for no key)."""
+        return self._versions.get(key) if key is not None else None
+
+    def remember(self, key: str | None, version: str) -> None:
+        """``version`` worked with ``key``."""
+        if key is None:
+            return
+        if len(self._versions) >= self._limit and key not in self._versions:
+            self._versions.pop(next(iter(self._versions)))
+        self._versions[key] = version
+
+    def forget(self, key: str | None) -> None:
+        """The remembered version failed: probe again next time."""
+        if key is not None:
+            self._versions.pop(key, None)
+
+
+ERA_CACHE = EraCache()
+"""The process-wide cache the client uses."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,3 +78,8 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def description(self) -> str:
         """A short human-readable name of the endpoint, for errors and logs."""
+
+    @property
+    def era_cache_key(self) -> str | None:
+        """Under which key the protocol era that worked is remembered across connections (HTTP: the origin)."""
+        return None

@@ -102,6 +102,12 @@ class HttpTransport(Transport):
     def description(self) -> str:
         return self.url
 
+    @property
+    def era_cache_key(self) -> str | None:
+        """The endpoint's origin and path: the era is a property of the server behind it."""
+        url = httpx.URL(self.url)
+        return f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}"
+
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
         owned = self.client is None
