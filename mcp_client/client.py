@@ -28,6 +28,7 @@ from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler,
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
+from mcp_client.policy.timeout import as_timeout_policy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
 from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
@@ -99,7 +100,7 @@ class Client:
         meta_hook: Callable[[str, JSONObject], None] | None = None,
     ) -> None:
         self.transport = transport
-        self.timeout = _client_policy(timeout)
+        self.timeout = as_timeout_policy(timeout)
         self.protocol = protocol
         default_info = {"name": "mcp-client", "version": __version__}
         self.client_info = dict(client_info) if client_info is not None else default_info
@@ -505,16 +506,6 @@ class Client:
                 raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
             seen.add(cursor)
         raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
-
-
-def _client_policy(timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
-    if timeout is None:
-        return TimeoutPolicy.unlimited()
-    if isinstance(timeout, TimeoutPolicy):
-        return timeout
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-        return DEFAULT_TIMEOUT.replace(maximum=float(timeout))
-    raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
 
 
 def _hard_deadline(policy: TimeoutPolicy) -> float:

@@ -46,7 +46,7 @@ from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryPolicy
-from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy, as_timeout_policy
 from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.transports.base import Transport
@@ -151,7 +151,7 @@ class ClientGroup:
             raise TypeError("ClientGroup does not take retry_rules: give the servers tool rules instead")
         if "on_event" in client_options or "transport" in client_options:
             raise TypeError("on_event is the group's own (server name, event); transport comes from servers")
-        default_timeout = _timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
+        default_timeout = as_timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
         default_retry: RetryPolicy | None = client_options.pop("retry", DEFAULT_RETRY)
         self._servers: dict[str, _Server] = {}
         for name, spec in servers.items():
@@ -440,13 +440,3 @@ def _check_name(name: object) -> None:
         raise ValueError(f"a server name must be a non-empty string, got {name!r}")
     if "/" in name:
         raise ValueError(f"a server name must not contain '/' (tools are addressed as 'server/tool'): {name!r}")
-
-
-def _timeout_policy(timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
-    if timeout is None:
-        return TimeoutPolicy.unlimited()
-    if isinstance(timeout, TimeoutPolicy):
-        return timeout
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-        return DEFAULT_TIMEOUT.replace(maximum=float(timeout))
-    raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")

@@ -26,7 +26,7 @@ import enum
 import math
 from dataclasses import dataclass, field, replace
 
-__all__ = ["DEFAULT_TIMEOUT", "Deadline", "TimeoutKind", "TimeoutPolicy"]
+__all__ = ["DEFAULT_TIMEOUT", "Deadline", "TimeoutKind", "TimeoutPolicy", "as_timeout_policy"]
 
 
 def _check_duration(name: str, value: float | None) -> None:
@@ -78,6 +78,18 @@ class TimeoutPolicy:
 
 DEFAULT_TIMEOUT = TimeoutPolicy()
 """The client's policy when none is given: 60 s idle, 600 s maximum, 30 s to connect."""
+
+
+def as_timeout_policy(timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
+    """What a client-level ``timeout=`` means: a policy as it is, ``None`` for no limits, a number of seconds for
+    that maximum over the defaults."""
+    if timeout is None:
+        return TimeoutPolicy.unlimited()
+    if isinstance(timeout, TimeoutPolicy):
+        return timeout
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+        return DEFAULT_TIMEOUT.replace(maximum=float(timeout))
+    raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
 
 
 class TimeoutKind(enum.Enum):
