@@ -1,4 +1,4 @@
-"""``mcp-client demo``: the timeout policy at work, against the bundled demo server over stdio.
+"""``mcp-client demo``: the timeout policy at work, against the bundled demo server over stdio (or HTTP).
 
 Four scenes, each one real call with real protocol traffic:
 
@@ -6,6 +6,9 @@ a. a slow call outlives its idle timeout because every progress notification res
 b. a silent call is ended by its idle timeout, and the server confirms it was told to stop;
 c. a chatty call (progress forever) is ended by its hard maximum, which progress never extends;
 d. a long call is cancelled cleanly by Ctrl-C (or, after a few seconds, automatically).
+
+With ``--http`` the same scenes run over Streamable HTTP against the scripted peer served in this process, where a
+cancellation closes the call's response stream; with ``--url`` they run against any server with the demo tools.
 
 The server's ``stats`` tool reports how each call ended on its side, so the demo shows the cancellation
 reaching the server instead of asking you to believe it.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -35,6 +39,8 @@ from mcp_client import (
     RequestCancelled,
     RequestSent,
     TimeoutPolicy,
+    Transport,
+    http,
     stdio,
 )
 from mcp_client.cli import CTRL_C_REASON, EventLog, Interrupts, ProgressView, print_error, progress_line
@@ -104,6 +110,20 @@ class Stage:
     console: Console
     timings: Timings
     interrupts: Interrupts
+    over_http: bool = False
+
+    @property
+    def cancel_ways(self) -> frozenset[mcp_client.CancelMethod]:
+        """How a cancellation may go out: a notification on stdio; over HTTP, closing the response stream (at
+        2026-07-28) or the notification and the stream close (at 2025-11-25)."""
+        if not self.over_http:
+            return frozenset({mcp_client.CancelMethod.NOTIFICATION})
+        return frozenset({mcp_client.CancelMethod.STREAM_CLOSE, mcp_client.CancelMethod.NOTIFICATION_AND_STREAM_CLOSE})
+
+    @property
+    def telling(self) -> str:
+        """How the client tells the server to stop, in words."""
+        return "closes the call's response stream" if self.over_http else "sends notifications/cancelled"
 
 
 def demo_transport() -> mcp_client.StdioTransport:
@@ -113,24 +133,66 @@ def demo_transport() -> mcp_client.StdioTransport:
     return stdio(sys.executable, ["-m", DEMO_SERVER_MODULE], env={"PYTHONPATH": python_path})
 
 
-async def run_demo(interrupts: Interrupts, console: Console, *, fast: bool = False) -> int:
-    """Run the four scenes; 0 when each behaved as expected, 1 otherwise."""
+DEMO_TOOLS: Final = frozenset({"reindex", "stuck", "chatty", "stats"})
+"""The tools the scenes call; a server at ``--url`` must have them all."""
+
+
+async def run_demo(
+    interrupts: Interrupts,
+    console: Console,
+    *,
+    fast: bool = False,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> int:
+    """Run the four scenes; 0 when each behaved as expected, 1 otherwise.
+
+    Against the bundled demo server over stdio by default; with ``url``, over Streamable HTTP against that
+    endpoint, or (``url=""``) against the bundled scripted peer served over HTTP in this process.
+    """
     timings = FAST if fast else NORMAL
-    log = EventLog()
     console.rule("[bold]mcp-client demo")
-    console.print(
-        f"Starting the bundled demo server: [cyan]{Path(sys.executable).name} -m {DEMO_SERVER_MODULE}[/] (stdio). "
-        "Every call below is real protocol traffic.",
-        highlight=False,
-    )
+    if url is None:
+        console.print(
+            f"Starting the bundled demo server: [cyan]{Path(sys.executable).name} -m {DEMO_SERVER_MODULE}[/] "
+            "(stdio). Every call below is real protocol traffic.",
+            highlight=False,
+        )
+        return await play_scenes(interrupts, console, timings, demo_transport(), over_http=False)
+    if url:
+        console.print(f"Talking Streamable HTTP to [cyan]{url}[/]. Every call below is real protocol traffic.")
+        return await play_scenes(interrupts, console, timings, http(url, headers=headers), over_http=True)
+    from mcp_client.testing.http_peer import HttpPeer
+    from mcp_client.testing.peer import ScriptedPeer
+
+    async with HttpPeer(ScriptedPeer(era="auto")).serving() as served:
+        console.print(
+            f"Serving the bundled scripted peer over Streamable HTTP at [cyan]{served}[/] (in this process). "
+            "Every call below is real protocol traffic.",
+            highlight=False,
+        )
+        return await play_scenes(interrupts, console, timings, http(served), over_http=True)
+
+
+async def play_scenes(
+    interrupts: Interrupts, console: Console, timings: Timings, transport: Transport, *, over_http: bool
+) -> int:
+    log = EventLog()
     scenes: list[Scene] = []
     try:
-        client = Client(demo_transport(), timeout=TimeoutPolicy(idle=10, maximum=30, connect=20), on_event=log)
+        client = Client(transport, timeout=TimeoutPolicy(idle=10, maximum=30, connect=20), on_event=log)
         async with client:
             info = client.server_info
             name = f"{info.name} {info.version}" if info is not None else "the demo server"
             console.print(f"Connected to {name}, protocol {client.protocol_version}.", highlight=False)
-            stage = Stage(client, log, console, timings, interrupts)
+            missing = DEMO_TOOLS - {tool.name for tool in await client.list_tools()}
+            if missing:
+                console.print(
+                    f"[bold red]This server is not a demo server[/]: it has no {', '.join(sorted(missing))} tool.",
+                    highlight=False,
+                )
+                return 1
+            stage = Stage(client, log, console, timings, interrupts, over_http)
             for play in (scene_progress, scene_silent, scene_chatty, scene_ctrl_c):
                 scenes.append(await play(stage))
     except MCPClientError as exc:
@@ -200,7 +262,7 @@ async def scene_silent(stage: Stage) -> Scene:
         stage,
         scene,
         f"stuck never answers and never reports progress. After {t.idle:g} s without a sign of life the call "
-        "fails with IdleTimeout, and the client tells the server to stop (notifications/cancelled).",
+        f"fails with IdleTimeout, and the client tells the server to stop (it {stage.telling}).",
     )
     outcome = await run_call(stage, "stuck", {}, TimeoutPolicy(idle=t.idle, maximum=t.maximum))
     await judge_cancellation(stage, scene, outcome, IdleTimeout)
@@ -231,8 +293,8 @@ async def scene_ctrl_c(stage: Stage) -> Scene:
         stage,
         scene,
         f"Press Ctrl-C within {t.ctrl_c_wait:g} s to cancel a long call (or wait and it is cancelled for you). "
-        f"reindex would take {t.long_seconds:g} s; Ctrl-C calls call.cancel(), the client sends "
-        "notifications/cancelled, and the call raises RequestCancelled.",
+        f"reindex would take {t.long_seconds:g} s; Ctrl-C calls call.cancel(), the client {stage.telling}, "
+        "and the call raises RequestCancelled.",
     )
     outcome = await run_call(
         stage,
@@ -293,7 +355,7 @@ async def judge_cancellation(
     scene.got = f"{type(error).__name__} after {outcome.elapsed:.1f} s; server: {server_says or 'no record'}"
     scene.ok = (
         sent is not None
-        and sent.how is mcp_client.CancelMethod.NOTIFICATION
+        and sent.how in stage.cancel_ways
         and server_says == "cancelled"
         and (outcome.progress_updates > 0 or not need_progress)
     )

@@ -4,15 +4,19 @@ The command line is a thin host on top of :class:`mcp_client.Client`; it needs t
 (``pip install 'mcp-client[cli]'``, which brings in rich).
 
 ```
-mcp-client demo [--fast]
+mcp-client demo [--fast] [--http | --url URL [--header 'Name: value']...]
     Start the bundled demo server and show, with real protocol traffic, how progress resets an idle timeout,
     how a silent call is cut by it, how a hard maximum ends a chatty call, and how Ctrl-C cancels a call cleanly.
 
 mcp-client tools [--json] -- <command> [args...]
     Start a stdio server and list its tools: name, hints (read-only, idempotent...), first line of description.
 
-mcp-client call <tool> '<json arguments>' [--idle S] [--max S] [--connect S] [--json] -- <command> [args...]
+mcp-client call <tool> '<json arguments>' [--idle S] [--max S] [--retries N] [--connect S] [--json] -- <command>
     Call one tool with a progress bar and print its result. Ctrl-C cancels the call on the wire.
+
+mcp-client [--config mcp.json] tools [server] | call server/tool '<json>' [options]
+mcp-client tools|call ... --url URL [--header 'Name: value']...
+    The servers of an mcp.json (through a ClientGroup), or one Streamable HTTP endpoint, instead of a command.
 ```
 
 Everything after ``--`` is the server command. Without ``--``, the server command is whatever follows the
@@ -23,8 +27,8 @@ Exit codes (``tools`` and ``call``; ``demo`` uses 0, 1 and 130):
 ===  ======================================================================
 0    success
 1    the tool reported an error (``isError``); for ``demo``: a scene failed
-2    usage error: bad options, arguments that are not a JSON object, rich missing
-3    ConnectError: the server could not be started or the session not set up
+2    usage error: bad options, arguments that are not a JSON object, rich missing, a bad ``--config`` file
+3    ConnectError: the server could not be started or the session not set up (``--config``: the called server)
 4    IdleTimeout: no sign of life from the server for ``--idle`` seconds
 5    MaxTimeout: the call took longer than ``--max`` seconds
 6    TransportError: the server process died or its pipes broke
@@ -44,7 +48,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -53,6 +57,7 @@ import mcp_types
 
 from mcp_client import (
     DEFAULT_TIMEOUT,
+    Call,
     CancelSent,
     Client,
     ConnectError,
@@ -66,14 +71,21 @@ from mcp_client import (
     ServerError,
     ServerStderr,
     TimeoutPolicy,
+    Transport,
     TransportError,
+    http,
     stdio,
 )
+from mcp_client.config import ConfigError
+from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, UseClientDefault
+from mcp_client.policy.retry import RetryPolicy
+from mcp_client.registry import UNSET, PartialTimeout, Unset
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
+    from rich.table import Table
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -99,8 +111,8 @@ _EPILOG = """\
 exit codes:
   0    success
   1    the tool reported an error (isError); demo: a scene failed
-  2    usage error (bad options, arguments not a JSON object)
-  3    ConnectError (server did not start, or no session)
+  2    usage error (bad options, arguments not a JSON object); a bad --config file
+  3    ConnectError (server did not start, or no session; with --config: that server)
   4    IdleTimeout (no sign of life for --idle seconds)
   5    MaxTimeout (the call outlived --max seconds)
   6    TransportError (the server died, or its pipes broke)
@@ -109,7 +121,8 @@ exit codes:
   130  cancelled by Ctrl-C (the server is told)
 
 Everything after -- is the server command. Without --, the server command is what follows the positional
-arguments, so options of mcp-client must come before those.
+arguments, so options of mcp-client must come before those. With --url URL (Streamable HTTP) or --config PATH
+(the servers of an mcp.json, tools addressed as server/tool) there is no server command.
 """
 
 
@@ -382,13 +395,19 @@ class ServerOptions:
     inherit_env: bool
     protocol: str
     policy: TimeoutPolicy
+    url: str | None = None
+    """Talk Streamable HTTP to this endpoint instead of starting ``command``."""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @contextlib.asynccontextmanager
 async def connected(server: ServerOptions, log: EventLog) -> AsyncIterator[Client]:
     """A client with its session set up; any failure to get there is a :class:`~mcp_client.ConnectError`."""
-    command, *args = server.command
-    transport = stdio(command, args, env=server.env or None, inherit_env=server.inherit_env)
+    if server.url is not None:
+        transport: Transport = http(server.url, headers=server.headers)
+    else:
+        command, *args = server.command
+        transport = stdio(command, args, env=server.env or None, inherit_env=server.inherit_env)
     client = Client(transport, timeout=server.policy, protocol=server.protocol, on_event=log)
     try:
         await client.__aenter__()
@@ -414,18 +433,23 @@ async def list_tools_command(server: ServerOptions, as_json: bool, out: Console,
     if as_json:
         dump_json({"tools": [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]})
         return EXIT_OK
+    name = f"{server_info.name} {server_info.version}" if server_info is not None else "the server"
+    out.print(tools_table(f"{len(tools)} tools of {name} (protocol {version})", [(tool.name, tool) for tool in tools]))
+    return EXIT_OK
+
+
+def tools_table(title: str, tools: Sequence[tuple[str, mcp_types.Tool]]) -> Table:
+    """A table of tools (each under the name to show): name, hints, first line of the description."""
     from rich.table import Table
 
-    name = f"{server_info.name} {server_info.version}" if server_info is not None else "the server"
-    table = Table(title=f"{len(tools)} tools of {name} (protocol {version})", title_justify="left")
+    table = Table(title=title, title_justify="left")
     table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("hints")
     table.add_column("description")
-    for tool in tools:
+    for name, tool in tools:
         description = (tool.description or "").strip().splitlines()
-        table.add_row(tool.name, ", ".join(tool_hints(tool)), description[0] if description else "")
-    out.print(table)
-    return EXIT_OK
+        table.add_row(name, ", ".join(tool_hints(tool)), description[0] if description else "")
+    return table
 
 
 def tool_hints(tool: mcp_types.Tool) -> list[str]:
@@ -447,29 +471,71 @@ async def call_command(
     server: ServerOptions,
     tool: str,
     arguments: dict[str, Any],
-    as_json: bool,
+    options: CallOptions,
     out: Console,
     err: Console,
     log: EventLog,
 ) -> int:
     async with connected(server, log) as client:
-        display = progress_line(err, tool, transient=True) if err.is_terminal else contextlib.nullcontext(None)
-        with display as view:
-            async with client.tool_call(tool, arguments) as call:
-                interrupts.target = lambda: call.cancel(CTRL_C_REASON)
-                async for update in call.progress():
-                    if view is not None:
-                        view.update(update)
-                try:
-                    result = await call.result()
-                except RequestCancelled as exc:
-                    interrupts.target = None
-                    sent = await log.wait_for(lambda event: isinstance(event, CancelSent), 1.0)
-                    print_error(err, exc)
-                    err.print("  the server was told to stop" if sent else "  could not tell the server", style="dim")
-                    return exit_code(exc)
-                finally:
-                    interrupts.target = None
+        call = client.tool_call(tool, arguments, timeout=options.policy(server.policy), retry=options.retry_arg)
+        return await follow_call(interrupts, call, tool, options.as_json, out, err, log)
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What ``call`` overrides for its one call: ``--idle``, ``--max``, ``--retries``; and ``--json``."""
+
+    idle: float | Unset | None = UNSET
+    maximum: float | Unset | None = UNSET
+    retries: int | None = None
+    as_json: bool = False
+
+    @property
+    def partial(self) -> PartialTimeout:
+        """Only the fields given on the command line; the rest comes from the resolved policy."""
+        return PartialTimeout(idle=self.idle, maximum=self.maximum)
+
+    def policy(self, under: TimeoutPolicy) -> TimeoutPolicy:
+        """The call's policy: ``under`` with the fields given on the command line."""
+        return under.replace(**self.partial.set_fields)
+
+    @property
+    def retry(self) -> RetryPolicy | None:
+        """``--retries N``: N retries after the first attempt; ``None`` when not given."""
+        return None if self.retries is None else RetryPolicy(attempts=self.retries + 1)
+
+    @property
+    def retry_arg(self) -> RetryPolicy | UseClientDefault | None:
+        return USE_CLIENT_DEFAULT if self.retries is None else self.retry
+
+
+async def follow_call(
+    interrupts: Interrupts,
+    call_handle: Call[mcp_types.CallToolResult],
+    tool: str,
+    as_json: bool,
+    out: Console,
+    err: Console,
+    log: EventLog,
+) -> int:
+    """Run a tool call with a progress bar on stderr (when a terminal), Ctrl-C cancelling it; print its result."""
+    display = progress_line(err, tool, transient=True) if err.is_terminal else contextlib.nullcontext(None)
+    with display as view:
+        async with call_handle as call:
+            interrupts.target = lambda: call.cancel(CTRL_C_REASON)
+            async for update in call.progress():
+                if view is not None:
+                    view.update(update)
+            try:
+                result = await call.result()
+            except RequestCancelled as exc:
+                interrupts.target = None
+                sent = await log.wait_for(lambda event: isinstance(event, CancelSent), 1.0)
+                print_error(err, exc)
+                err.print("  the server was told to stop" if sent else "  could not tell the server", style="dim")
+                return exit_code(exc)
+            finally:
+                interrupts.target = None
     if as_json:
         dump_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
     else:
@@ -503,8 +569,40 @@ def env_pair(value: str) -> tuple[str, str]:
     return name, setting
 
 
+def header_pair(value: str) -> tuple[str, str]:
+    name, colon, setting = value.partition(":")
+    if not colon or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {value!r}")
+    return name.strip(), setting.strip()
+
+
+def retries(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value!r}")
+    return number
+
+
+def add_endpoint_options(parser: argparse.ArgumentParser) -> None:
+    """``--url`` and ``--header``: talk Streamable HTTP to an endpoint."""
+    parser.add_argument("--url", metavar="URL", help="talk Streamable HTTP to this MCP endpoint (no server command)")
+    parser.add_argument(
+        "-H",
+        "--header",
+        type=header_pair,
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for --url (repeatable)",
+    )
+
+
 def build_parser(*, with_command: bool) -> argparse.ArgumentParser:
-    """The parser; ``with_command=False`` when the server command was split off at ``--`` already."""
+    """The parser; ``with_command=False`` when the server command was split off at ``--`` already, or when there
+    is none (``--config``, ``--url``)."""
     from mcp_client import __version__
 
     formatter = argparse.RawDescriptionHelpFormatter
@@ -515,21 +613,28 @@ def build_parser(*, with_command: bool) -> argparse.ArgumentParser:
         formatter_class=formatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    config_help = "the servers of this mcp.json; tools and call then address them as server/tool"
+    parser.add_argument("--config", metavar="PATH", help=config_help)
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="{demo,tools,call}")
 
     demo = commands.add_parser(
         "demo",
         help="see idle timeouts, maximums and Ctrl-C cancellation against the bundled demo server",
-        description="Start the bundled demo server over stdio and run four scenes with real protocol traffic.",
+        description="Start the bundled demo server over stdio (or HTTP) and run four scenes with real protocol "
+        "traffic.",
         epilog=_EPILOG,
         formatter_class=formatter,
     )
     demo.add_argument("--fast", action="store_true", help="shorter durations (for tests and CI)")
+    demo.add_argument("--http", action="store_true", help="serve the bundled demo peer over HTTP, in-process")
+    add_endpoint_options(demo)
 
     server = argparse.ArgumentParser(add_help=False)
+    server.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help=config_help)
+    add_endpoint_options(server)
     server.add_argument("--protocol", choices=PROTOCOL_CHOICES, default="auto", help="protocol version (default auto)")
     server.add_argument(
-        "--connect", type=seconds, default=DEFAULT_TIMEOUT.connect, metavar="S", help="seconds to start (default 30)"
+        "--connect", type=seconds, default=UNSET, metavar="S", help="seconds to start (default 30, or the config's)"
     )
     server.add_argument(
         "-e", "--env", type=env_pair, action="append", default=[], metavar="NAME=VALUE", help="set for the server"
@@ -540,33 +645,41 @@ def build_parser(*, with_command: bool) -> argparse.ArgumentParser:
     tools = commands.add_parser(
         "tools",
         parents=[server],
-        help="list the tools of a stdio server",
-        usage="%(prog)s [options] -- <command> [args...]",
-        description="Start a stdio server and list its tools.",
+        help="list the tools of a server (or of the servers of --config)",
+        usage="%(prog)s [options] -- <command> [args...]\n       %(prog)s [options] --url URL\n"
+        "       %(prog)s --config PATH [options] [server]",
+        description="List the tools of a stdio server, an HTTP endpoint, or every server of an mcp.json.",
         epilog=_EPILOG,
         formatter_class=formatter,
     )
     call = commands.add_parser(
         "call",
         parents=[server],
-        help="call one tool of a stdio server, with a progress bar",
-        usage="%(prog)s [options] <tool> ['<json arguments>'] -- <command> [args...]",
+        help="call one tool, with a progress bar",
+        usage="%(prog)s [options] <tool> ['<json arguments>'] -- <command> [args...]\n"
+        "       %(prog)s [options] <tool> ['<json arguments>'] --url URL\n"
+        "       %(prog)s --config PATH [options] <server/tool> ['<json arguments>']",
         description="Call one tool with a progress bar and print its result. Ctrl-C cancels the call on the wire.",
         epilog=_EPILOG,
         formatter_class=formatter,
     )
-    call.add_argument("tool", help="the tool's name")
+    call.add_argument("tool", help="the tool's name (server/tool with --config)")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments, a JSON object (default {})")
     call.add_argument(
-        "--idle", type=seconds, default=DEFAULT_TIMEOUT.idle, metavar="S", help="idle timeout (default 60)"
+        "--idle", type=seconds, default=UNSET, metavar="S", help="idle timeout (default 60, or the config's)"
     )
     call.add_argument(
-        "--max", type=seconds, default=DEFAULT_TIMEOUT.maximum, metavar="S", help="hard maximum (default 600)"
+        "--max", type=seconds, default=UNSET, metavar="S", help="hard maximum (default 600, or the config's)"
     )
-    for subparser in (tools, call):
-        if with_command:
+    call.add_argument(
+        "--retries", type=retries, default=None, metavar="N", help="retry up to N times (0: none); default policy"
+    )
+    if with_command:
+        for subparser in (tools, call):
             subparser.add_argument("command", nargs=argparse.REMAINDER, help="the server command (after --)")
-        else:
+    else:
+        tools.add_argument("server", nargs="?", help="with --config: list only this server's tools")
+        for subparser in (tools, call):
             subparser.set_defaults(command=[])
     return parser
 
@@ -580,16 +693,41 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
             raise UsageError("demo takes no server command")
         options.command = list(argv[split + 1 :])
     else:
-        options = build_parser(with_command=True).parse_args(argv)
+        # --config and --url replace the server command, so mcp-client's options may then come anywhere
+        no_command = any(arg.partition("=")[0] in ("--config", "--url") for arg in argv)
+        options = build_parser(with_command=not no_command).parse_args(argv)
         command = getattr(options, "command", [])
         if command and command[0].startswith("-"):
             raise UsageError(
                 f"{command[0]!r} is taken for the server command; put mcp-client's options before the tool "
                 "name, or put -- before the server command"
             )
-    if options.subcommand != "demo" and not options.command:
-        raise UsageError("no server command: add -- <command> [args...]")
+    check_sources(options)
     return options
+
+
+def check_sources(options: argparse.Namespace) -> None:
+    """Exactly one way to reach the server(s): a command, ``--url``, or ``--config``."""
+    url: str | None = options.url
+    if options.subcommand == "demo":
+        if url is not None and options.http:
+            raise UsageError("demo takes --url or --http, not both")
+        if options.header and url is None:
+            raise UsageError("--header goes with --url")
+        return
+    given = [name for name, value in (("--config", options.config), ("--url", url)) if value is not None]
+    if options.command:
+        given.append("a server command")
+    if len(given) > 1:
+        raise UsageError(f"give one of --config, --url or a server command, not {' and '.join(given)}")
+    if not given:
+        raise UsageError("no server command: add -- <command> [args...] (or --url URL, or --config PATH)")
+    if (options.env or options.inherit_env) and not options.command:
+        raise UsageError("-e/--env and --inherit-env apply to a server command only")
+    if options.header and url is None:
+        raise UsageError("--header goes with --url")
+    if options.subcommand == "tools" and getattr(options, "server", None) is not None and options.config is None:
+        raise UsageError("a server name after tools needs --config")
 
 
 def json_arguments(text: str) -> dict[str, Any]:
@@ -600,6 +738,22 @@ def json_arguments(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f'the tool arguments must be a JSON object, like \'{{"text": "hi"}}\', not {text!r}')
     return value
+
+
+def print_usage_error(err: Console, error: UsageError) -> None:
+    from rich.markup import escape
+
+    err.print(f"[bold red]usage error[/]: {escape(str(error))}", highlight=False)
+
+
+def print_config_error(err: Console, error: ConfigError) -> None:
+    """Each problem of a configuration on a line of its own, with its JSON path."""
+    from rich.markup import escape
+
+    where = f" {error.source}" if error.source else ""
+    err.print(f"[bold red]ConfigError[/]: the configuration{escape(where)} is not valid", highlight=False)
+    for problem in error.problems:
+        err.print(f"  {escape(str(problem))}", highlight=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -618,21 +772,27 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse printed help (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_USAGE
     except UsageError as exc:
-        from rich.markup import escape
-
-        err.print(f"[bold red]usage error[/]: {escape(str(exc))}", highlight=False)
+        print_usage_error(err, exc)
         return EXIT_USAGE
 
     interrupts = Interrupts()
     log = EventLog(keep=lambda event: isinstance(event, CancelSent))
     try:
-        code = anyio.run(run_interruptible, command_body(options, tool_arguments, out, err, log), interrupts)
+        body = command_body(options, tool_arguments, out, err, log)
+    except ConfigError as exc:
+        print_config_error(err, exc)
+        return EXIT_USAGE
+    try:
+        code = anyio.run(run_interruptible, body, interrupts)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except BaseException as raised:
         error = single_error(raised)
         if isinstance(error, KeyboardInterrupt):
             code = EXIT_INTERRUPTED
+        elif isinstance(error, UsageError):
+            print_usage_error(err, error)
+            return EXIT_USAGE
         elif isinstance(error, MCPClientError):
             print_error(err, error, log)
             return exit_code(error)
@@ -646,23 +806,51 @@ def main(argv: list[str] | None = None) -> int:
 def command_body(
     options: argparse.Namespace, tool_arguments: dict[str, Any], out: Console, err: Console, log: EventLog
 ) -> Callable[[Interrupts], Awaitable[int]]:
-    """The async part of the chosen command, to run under :func:`run_interruptible`."""
+    """The async part of the chosen command, to run under :func:`run_interruptible`.
+
+    Raises:
+        ConfigError: The ``--config`` file is not valid (checked before anything starts).
+    """
     if options.subcommand == "demo":
         from mcp_client._cli_demo import run_demo
 
         fast: bool = options.fast
-        return lambda interrupts: run_demo(interrupts, out, fast=fast)
-    policy = TimeoutPolicy(
-        idle=getattr(options, "idle", DEFAULT_TIMEOUT.idle),
-        maximum=getattr(options, "max", DEFAULT_TIMEOUT.maximum),
-        connect=options.connect,
-    )
-    server = ServerOptions(options.command, dict(options.env), options.inherit_env, options.protocol, policy)
+        url: str | None = "" if options.http else options.url  # "": serve the bundled peer over HTTP here
+        headers = dict(options.header)
+        return lambda interrupts: run_demo(interrupts, out, fast=fast, url=url, headers=headers)
     as_json: bool = options.json
+    call_options = CallOptions(
+        idle=getattr(options, "idle", UNSET),
+        maximum=getattr(options, "max", UNSET),
+        retries=getattr(options, "retries", None),
+        as_json=as_json,
+    )
+    if options.config is not None:
+        from mcp_client._cli_group import GroupOptions, group_call_command, group_tools_command, read_config
+
+        connect: float | Unset | None = options.connect
+        group = GroupOptions(read_config(options.config), options.protocol, connect)
+        if options.subcommand == "tools":
+            only: str | None = options.server
+            return lambda interrupts: group_tools_command(group, only, as_json, out, err, log)
+        qualified: str = options.tool
+        return lambda interrupts: group_call_command(
+            interrupts, group, qualified, tool_arguments, call_options, out, err, log
+        )
+    policy = DEFAULT_TIMEOUT if options.connect is UNSET else DEFAULT_TIMEOUT.replace(connect=options.connect)
+    server = ServerOptions(
+        options.command,
+        dict(options.env),
+        options.inherit_env,
+        options.protocol,
+        policy,
+        url=options.url,
+        headers=dict(options.header),
+    )
     if options.subcommand == "tools":
         return lambda interrupts: list_tools_command(server, as_json, out, log)
     tool: str = options.tool
-    return lambda interrupts: call_command(interrupts, server, tool, tool_arguments, as_json, out, err, log)
+    return lambda interrupts: call_command(interrupts, server, tool, tool_arguments, call_options, out, err, log)
 
 
 if __name__ == "__main__":

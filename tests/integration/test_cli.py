@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,178 @@ def test_ctrl_c_cancels_the_call_and_exits_130() -> None:
         assert "the server was told to stop" in err
     else:
         assert "interrupted" in err
+
+
+# -- --config: the servers of an mcp.json -------------------------------------------------------------------
+
+
+def _write_config(tmp_path: Path, servers: dict[str, object]) -> str:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return str(path)
+
+
+def _peer_entry(**extra: object) -> dict[str, object]:
+    return {"command": sys.executable, "args": ["-m", "mcp_client.testing.peer"], **extra}
+
+
+@pytest.fixture
+def two_peers(tmp_path: Path) -> str:
+    return _write_config(tmp_path, {"peer1": _peer_entry(), "peer2": _peer_entry()})
+
+
+def test_config_tools_lists_every_server_qualified(capsys: pytest.CaptureFixture[str], two_peers: str) -> None:
+    code = main(["--config", two_peers, "tools", "--json"])
+    captured = capsys.readouterr()
+
+    assert code == 0, captured.err
+    listed = json.loads(captured.out)
+    names = {tool["name"] for tool in listed["tools"]}
+    assert {"peer1/echo", "peer2/echo", "peer1/silent", "peer2/silent"} <= names
+    assert listed["failures"] == {}
+
+
+def test_config_tools_of_one_server_as_a_table(capsys: pytest.CaptureFixture[str], two_peers: str) -> None:
+    code = main(["tools", "--config", two_peers, "peer2"])
+    captured = capsys.readouterr()
+
+    assert code == 0, captured.err
+    assert "peer2/echo" in captured.out
+    assert "peer1/" not in captured.out
+
+
+def test_config_call_echo(capsys: pytest.CaptureFixture[str], two_peers: str) -> None:
+    code = main(["--config", two_peers, "call", "peer1/echo", '{"text": "hi"}', "--json"])
+    captured = capsys.readouterr()
+
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_config_idle_override_ends_a_silent_call_with_4(capsys: pytest.CaptureFixture[str], two_peers: str) -> None:
+    started = time.monotonic()
+    code = main(["--config", two_peers, "call", "peer2/silent", "--idle", "0.5"])
+    captured = capsys.readouterr()
+
+    assert code == 4, captured.err
+    assert "IdleTimeout" in captured.err
+    assert time.monotonic() - started < 10
+
+
+def test_config_idle_override_keeps_the_configured_maximum(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = _write_config(tmp_path, {"peer": _peer_entry(policy={"timeout": {"maximum": 0.6}})})
+    code = main(["--config", config, "call", "peer/chatty", '{"interval": 0.1}', "--idle", "5"])
+    captured = capsys.readouterr()
+
+    assert code == 5, captured.err  # --idle changed only the idle timeout; the server's maximum still applies
+    assert "MaxTimeout" in captured.err
+
+
+def test_config_retries_is_accepted(capsys: pytest.CaptureFixture[str], two_peers: str) -> None:
+    code = main(["--config", two_peers, "call", "peer1/echo", '{"text": "again"}', "--retries", "2"])
+    assert code == 0
+    assert capsys.readouterr().out == "again\n"
+    assert main(["--config", two_peers, "call", "peer1/echo", "--retries", "0"]) == 0
+    assert main(["--config", two_peers, "call", "peer1/echo", "--retries", "-1"]) == 2
+
+
+def test_config_a_server_that_fails_is_reported_and_the_others_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = _write_config(tmp_path, {"good": _peer_entry(), "broken": {"command": "mcp-client-test-no-such-command"}})
+    code = main(["--config", config, "tools", "--json"])
+    captured = capsys.readouterr()
+
+    assert code == 0, captured.err
+    listed = json.loads(captured.out)
+    assert "good/echo" in {tool["name"] for tool in listed["tools"]}
+    assert "broken" in listed["failures"]
+    assert "server 'broken' failed to start" in captured.err
+
+    assert main(["--config", config, "call", "good/echo", '{"text": "still here"}']) == 0
+    assert "still here" in capsys.readouterr().out
+    assert main(["--config", config, "call", "broken/echo"]) == 3
+    assert "ConnectError" in capsys.readouterr().err
+
+
+def test_config_a_bad_file_exits_2_naming_the_key(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = _write_config(tmp_path, {"peer": _peer_entry(policy={"timeout": {"idle": -1}})})
+    assert main(["--config", config, "tools"]) == 2
+    err = capsys.readouterr().err
+    assert "ConfigError" in err
+    assert "mcpServers.peer.policy.timeout.idle" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(
+            ["call", "echo", "--config", "x.json", "--", *PEER], "not --config and a server command", id="both"
+        ),
+        pytest.param(["call", "peer1", "--config", "{config}"], "server/tool", id="unqualified"),
+        pytest.param(["call", "nobody/echo", "--config", "{config}"], "no server named 'nobody'", id="unknown"),
+        pytest.param(["tools", "peer1", "--", *PEER], "needs --config", id="server-without-config"),
+        pytest.param(["tools", "--url", "http://x/mcp", "-e", "A=1"], "server command only", id="env-with-url"),
+    ],
+)
+def test_config_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], two_peers: str, argv: list[str], message: str
+) -> None:
+    assert main([arg.replace("{config}", two_peers) for arg in argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+# -- --url: Streamable HTTP ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_url() -> Iterator[str]:
+    """The scripted peer served over HTTP from a thread of its own (the CLI runs its own event loop)."""
+    from anyio.from_thread import start_blocking_portal
+
+    from mcp_client.testing.http_peer import HttpPeer
+    from mcp_client.testing.peer import ScriptedPeer
+
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(HttpPeer(ScriptedPeer(era="auto")).serving()) as url,
+    ):
+        yield url
+
+
+def test_url_tools_and_call(capsys: pytest.CaptureFixture[str], http_url: str) -> None:
+    assert main(["tools", "--url", http_url, "--json"]) == 0
+    assert "echo" in {tool["name"] for tool in json.loads(capsys.readouterr().out)["tools"]}
+
+    code = main(["call", "echo", '{"text": "over http"}', "--url", http_url, "--header", "X-Test: 1"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.out == "over http\n"
+
+
+def test_url_call_idle_timeout_exits_4(capsys: pytest.CaptureFixture[str], http_url: str) -> None:
+    code = main(["call", "--url", http_url, "silent", "--idle", "0.5"])
+    assert code == 4
+    assert "IdleTimeout" in capsys.readouterr().err
+
+
+def test_url_that_nobody_serves_is_a_connect_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--url", "http://127.0.0.1:9/mcp", "--connect", "5"]) == 3
+    assert "ConnectError" in capsys.readouterr().err
+
+
+def test_demo_over_url(capsys: pytest.CaptureFixture[str], http_url: str) -> None:
+    code = main(["demo", "--fast", "--url", http_url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.count("how = stream close") == 3
+
+
+def test_demo_http_fast_shows_the_stream_close(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--http", "--fast"])
+    out = capsys.readouterr().out
+
+    assert code == 0, out
+    assert out.count("how = stream close") == 3
+    assert len(re.findall(r"the server \(stats\) says request \d+ was: cancelled", out)) == 3
+    assert "Every scene behaved as expected." in out
