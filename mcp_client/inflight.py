@@ -114,12 +114,14 @@ class CallState:
 class WireRequest:
     """One request on the wire (one attempt or round of a call), tracked while it is in flight."""
 
-    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope")
+    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope", "written")
 
     def __init__(self, request_id: int, token: str | None, call: CallState) -> None:
         self.request_id = request_id
         self.token = token
         self.call = call
+        self.written = False
+        """True once the whole request has been handed to the transport."""
         self.done = anyio.Event()
         self.outcome: JSONObject | None = None
         self.failure: MCPClientError | None = None

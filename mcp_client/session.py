@@ -279,13 +279,12 @@ class Session:
         self._in_flight[request_id] = request
         if token is not None:
             self._by_token[token] = request
-        written = False  # a failed write reports for itself (TransportError.written) whether anything left
         try:
             await self._send(connection, request, message, attempt)
-            written = True
             return await self._await_outcome(request)
         except anyio.get_cancelled_exc_class():
-            if written and request.outcome is None:
+            # (A failed write reports for itself, in TransportError.written, whether anything left.)
+            if request.written and request.outcome is None:
                 self._abandon(request, "cancelled by the caller")
             raise
         finally:
@@ -294,20 +293,29 @@ class Session:
             connection.release(request_id)
 
     async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
+        """Write the request, bounded by the hard deadline, and wait for the answer in the same cancel scope (one
+        scope per request on the fast path: the answer usually comes before any clock runs out)."""
         deadline = request.call.deadline
         with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())) as scope:
             await connection.send_request(message, headers=request.call.headers)
-        if scope.cancelled_caught:
+            request.written = True
+            now = self._now()
+            deadline.mark_sent(now)
+            if self._emit is not None:
+                ids = request.call.request_ids
+                previous = ids[-2] if len(ids) > 1 else None
+                target = _target_of(message.get("params"))
+                self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
+            if not request.settled:
+                scope.deadline = deadline.next_wakeup(now)
+                request.wait_scope = scope  # from now on nudge() may cancel it (never during the write)
+                await request.done.wait()
+        request.wait_scope = None
+        if not request.written:
             # The write itself outlived the maximum: the request may be half-written, so it counts as written.
             await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
             self._abandon(request, "maximum timeout passed while sending")
             raise self._timeout(request, TimeoutKind.MAXIMUM, self._now())
-        deadline.mark_sent(self._now())
-        if self._emit is not None:
-            ids = request.call.request_ids
-            previous = ids[-2] if len(ids) > 1 else None
-            target = _target_of(message.get("params"))
-            self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
 
     async def _await_outcome(self, request: WireRequest) -> JSONObject:
         deadline = request.call.deadline

@@ -58,6 +58,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=30.0, pool=None)
 _SIDE_TIMEOUT = httpx.Timeout(30.0)
 """Notifications, responses and the closing DELETE: short exchanges with no policy of their own."""
 _CLOSE_BUDGET = 2.0
+_DRAIN_BUDGET = 1.0
+"""How long the end of an answered SSE stream is waited for, so its connection can be reused."""
 _MAX_ERROR_BODY = 1024 * 1024
 _ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
@@ -425,6 +427,11 @@ class _HttpConnection(Connection):
                 state.saw(event)
                 message = self._event_message(event, request_id)
                 if message is not None and self._deliver(request_id, method, response, message):
+                    # The server ends the stream after the response: read to its end (briefly) so the connection
+                    # goes back to the pool instead of being closed; anything after the response is ignored.
+                    with anyio.move_on_after(_DRAIN_BUDGET):
+                        async for _ in events:
+                            pass
                     return True
         return False
 
@@ -586,8 +593,10 @@ class _HttpConnection(Connection):
     def _deliver(self, request_id: RequestId, method: object, response: httpx.Response, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
         answers = "method" not in message and _same_id(message.get("id"), request_id)
-        if answers and method == "initialize":
-            self._adopt_session(message, response)
+        if answers:
+            self._streams.pop(request_id, None)  # answered: releasing the request must not cut the stream's end
+            if method == "initialize":
+                self._adopt_session(message, response)
         self._handler.on_message(message)
         return answers
 
