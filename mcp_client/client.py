@@ -288,32 +288,6 @@ class Client:
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         """
-        try:
-            return await self._request_once(method, params, timeout, on_progress, retry, idempotent)
-        except SessionExpired:
-            # The server ended our 2025-11-25 session before it saw the request: start a new one, send it again.
-            await self._renew_session()
-            return await self._request_once(method, params, timeout, on_progress, retry, idempotent)
-
-    async def _renew_session(self) -> None:
-        """Start a new session after the server ended ours; concurrent callers share one renewal."""
-        generation = self._session_generation
-        async with self._renewal_lock:
-            if generation != self._session_generation:
-                return  # another call already renewed it
-            logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self.session)
-            self._session_generation += 1
-
-    async def _request_once(
-        self,
-        method: str,
-        params: JSONObject | None,
-        timeout: TimeoutArg,
-        on_progress: ProgressCallback | None,
-        retry: RetryArg,
-        idempotent: bool,
-    ) -> JSONObject:
         params = dict(params) if params is not None else {}
         if self.meta_hook is not None:
             self.meta_hook(method, params)
@@ -327,11 +301,35 @@ class Client:
             "max_rounds": self.max_input_rounds,
             "headers": self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None,
         }
-        if on_progress is None:
-            return await self.session.request(method, params, **options)
+        for renewed in (False, True):
+            try:
+                if on_progress is None:
+                    return await self.session.request(method, params, **options)
+                return await self._request_with_progress(method, params, on_progress, options)
+            except SessionExpired:
+                if renewed:
+                    raise
+                # The server ended our 2025-11-25 session before it saw the request: a new one, then once more.
+                await self._renew_session()
+        raise AssertionError("unreachable")
+
+    async def _renew_session(self) -> None:
+        """Start a new session after the server ended ours; concurrent callers share one renewal."""
+        generation = self._session_generation
+        async with self._renewal_lock:
+            if generation != self._session_generation:
+                return  # another call already renewed it
+            logger.info("the server ended the session; starting a new one")
+            self._identity = await self._start_session(self.session)
+            self._session_generation += 1
+
+    async def _request_with_progress(
+        self, method: str, params: JSONObject, on_progress: ProgressCallback, options: dict[str, Any]
+    ) -> JSONObject:
+        """A request whose progress goes to a callback, run one update at a time in a task of its own."""
         stream = ProgressStream(self._progress_interval)
         pump = CallbackPump(stream, on_progress)
-        hard_deadline = _hard_deadline(policy)
+        hard_deadline = _hard_deadline(options["policy"])
         error: MCPClientError | None = None
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(pump.run)

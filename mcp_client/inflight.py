@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import anyio
 
+from mcp_client._waiter import new_waiter
 from mcp_client.errors import Attempt, MCPClientError
 from mcp_client.policy import Deadline, ProgressTracker
 from mcp_client.progress import ProgressSink
@@ -122,7 +123,7 @@ class WireRequest:
         self.call = call
         self.written = False
         """True once the whole request has been handed to the transport."""
-        self.done = anyio.Event()
+        self.done = new_waiter()
         self.outcome: JSONObject | None = None
         self.failure: MCPClientError | None = None
         self.wait_scope: anyio.CancelScope | None = None
