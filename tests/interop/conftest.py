@@ -6,7 +6,11 @@ install fails the test instead of skipping it, because CI always installs them.
 """
 
 import shutil
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,3 +74,33 @@ def events_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.touch()
     monkeypatch.setenv(EVENTS_ENV, str(path))
     return path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def serve_http(command: list[str], port: int, env: dict[str, str], name: str) -> Iterator[str]:
+    """Run an HTTP MCP server, wait (bounded) until its port accepts connections, yield its /mcp URL, kill it."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    assert process.stderr is not None
+                    pytest.fail(f"{name} did not come up: {process.stderr.read().decode()[-2000:]}")
+                time.sleep(0.05)  # polling a real process's port: there is no clock to fake
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        if process.stderr is not None:
+            process.stderr.close()

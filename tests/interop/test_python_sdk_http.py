@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -35,40 +32,16 @@ from mcp_client import (
     TransportFailure,
 )
 from mcp_client.transports.http import http
-from tests.interop.conftest import EVENTS_ENV, PYTHON_SDK_SERVER
+from tests.interop.conftest import EVENTS_ENV, PYTHON_SDK_SERVER, free_port, serve_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _start_server(events_file: Path, *extra: str) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, **{EVENTS_ENV: str(events_file)})
     command = [sys.executable, str(PYTHON_SDK_SERVER), "--http", "--port", str(port), *extra]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    assert process.stderr is not None
-                    pytest.fail(f"the HTTP server did not come up: {process.stderr.read().decode()[-2000:]}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.kill()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
+    yield from serve_http(command, port, env, "the HTTP server")
 
 
 @pytest.fixture

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import anyio
@@ -33,43 +30,19 @@ from mcp_client import (
     TransportFailure,
 )
 from mcp_client.transports.http import http
+from tests.interop.conftest import free_port, serve_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
 Exchange = tuple[httpx.Request, httpx.Response]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def everything_url(server_everything_command: list[str]) -> Iterator[str]:
     """URL of a server-everything started in streamableHttp mode on a free port (killed after the test)."""
-    port = _free_port()
+    port = free_port()
     command = [*server_everything_command[:-1], "streamableHttp"]
-    env = dict(os.environ, PORT=str(port))
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    assert process.stderr is not None
-                    pytest.fail(f"server-everything did not come up: {process.stderr.read().decode()[-2000:]}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.kill()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
+    yield from serve_http(command, port, dict(os.environ, PORT=str(port)), "server-everything")
 
 
 @pytest.fixture
