@@ -13,16 +13,11 @@ import pytest
 from mcp_client import Client, Event, MaxTimeout, Progress, RequestCancelled, Slow, TimeoutPolicy
 from mcp_client.call import Call
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 
 Connect = Callable[..., Client]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 async def test_a_slow_call_detached_from_its_block_finishes_in_the_background(

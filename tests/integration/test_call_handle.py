@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import anyio
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -16,26 +15,16 @@ from mcp_client import (
     MaxTimeout,
     Progress,
     RequestCancelled,
-    RequestSent,
     TimeoutPolicy,
     ToolError,
 )
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import sent_calls, text_of
 
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
 Eventually = Callable[..., object]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
-
-
-def sent_calls(events: list[Event]) -> list[RequestSent]:
-    return [e for e in events if isinstance(e, RequestSent) and e.method == "tools/call"]
 
 
 @pytest.mark.fake_clock

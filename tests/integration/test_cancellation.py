@@ -21,7 +21,6 @@ from mcp_client import (
     IdleTimeout,
     MaxTimeout,
     RequestCancelled,
-    RequestSent,
     TimeoutPolicy,
     Transport,
     TransportError,
@@ -31,15 +30,12 @@ from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.base import Connection, MessageHandler
 from mcp_client.transports.memory import byte_stream_pair
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection, read_lines
+from tests.integration.helpers import sent_calls
 
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
 Eventually = Callable[..., object]
-
-
-def sent_calls(events: list[Event]) -> list[RequestSent]:
-    return [e for e in events if isinstance(e, RequestSent) and e.method == "tools/call"]
 
 
 @pytest.mark.fake_clock

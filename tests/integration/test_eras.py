@@ -25,6 +25,7 @@ from mcp_client import (
 )
 from mcp_client.testing._peer_tools import TOOLS
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -32,12 +33,6 @@ Connect = Callable[..., Client]
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 ERAS = [("modern", "2026-07-28"), ("legacy", "2025-11-25")]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def methods(peer: ScriptedPeer) -> list[str]:

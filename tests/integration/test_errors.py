@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import anyio
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -32,16 +31,11 @@ from mcp_client import (
     TransportFailure,
 )
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 @pytest.mark.parametrize(

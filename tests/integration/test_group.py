@@ -14,7 +14,6 @@ from typing import Any
 
 import anyio
 import httpx
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -32,6 +31,7 @@ from mcp_client.group import ClientGroup, ServerStatus, split_tool_name
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.base import Transport
 from mcp_client.transports.http import http
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -43,12 +43,6 @@ def stdio_entry(*options: str, policy: dict[str, Any] | None = None) -> dict[str
     if policy is not None:
         entry["policy"] = policy
     return entry
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def pid_of(group: ClientGroup, name: str) -> int:

@@ -17,6 +17,7 @@ import mcp_types
 import pytest
 
 from mcp_client import Client, Event, IdleTimeout, MaxTimeout, RequestSent, TimeoutPolicy, memory
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -112,12 +113,6 @@ def person(seconds: float, name: str = "Ada") -> Handler:
         return mcp_types.ElicitResult(action="accept", content={"name": name})
 
     return answer
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def progress_token_of(message: dict[str, Any]) -> object:

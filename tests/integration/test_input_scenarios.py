@@ -31,6 +31,7 @@ from mcp_client import (
 )
 from mcp_client.protocol.era import CLIENT_CAPABILITIES_KEY
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -38,12 +39,6 @@ Connect = Callable[..., Client]
 JSON = dict[str, Any]
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "default": "anon"}}}
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def tool_calls(peer: ScriptedPeer) -> list[JSON]:

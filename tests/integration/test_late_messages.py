@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 import anyio
 import anyio.abc
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -25,17 +24,12 @@ from mcp_client import (
     memory,
 )
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
 Eventually = Callable[..., object]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def late_messages(events: list[Event]) -> list[LateMessage]:

@@ -18,7 +18,6 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -38,6 +37,7 @@ from mcp_client import (
 )
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
+from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 
@@ -46,12 +46,6 @@ Failure = Literal["unsent", "sent"] | None
 
 RETRY_IDLE = RetryPolicy(attempts=3, retry_idle_timeout=True)
 POLICY = TimeoutPolicy(idle=4, maximum=100, connect=30)
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def tool_calls(peer: ScriptedPeer, name: str | None = None) -> list[JSONObject]:

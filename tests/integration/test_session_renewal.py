@@ -5,20 +5,14 @@ client starts a new session with ``initialize`` and sends the request again, onc
 from __future__ import annotations
 
 import httpx
-import mcp_types
 import pytest
 
 from mcp_client import Client, TimeoutPolicy, http
 from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 async def _end_session(url: str, session_id: str) -> None:

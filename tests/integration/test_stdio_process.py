@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -28,6 +27,7 @@ from mcp_client import (
     stdio,
 )
 from mcp_client.transports.stdio import ShutdownTimings, StdioTransport
+from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
@@ -75,12 +75,6 @@ def peer(*options: str) -> StdioTransport:
 
 def mini_server(*flags: str, **options: object) -> StdioTransport:
     return StdioTransport(sys.executable, ("-c", MINI_SERVER, *flags), **options)  # type: ignore[arg-type]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def process_is_gone(pid: int) -> bool:

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-import mcp_types
 import pytest
 
 from mcp_client import (
@@ -33,6 +32,7 @@ from mcp_client import (
 )
 from mcp_client.sync import Client, ClientGroup
 from mcp_client.transports.stdio import StdioTransport
+from tests.integration.helpers import text_of
 
 POLICY = TimeoutPolicy(idle=60, maximum=120, connect=30)
 
@@ -41,12 +41,6 @@ pytestmark = pytest.mark.parametrize("backend", ["asyncio", "trio"], scope="modu
 
 def peer(*options: str) -> StdioTransport:
     return stdio(sys.executable, ["-m", "mcp_client.testing.peer", *options])
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 def stats(client: Client) -> dict[str, object]:

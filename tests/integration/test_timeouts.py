@@ -29,16 +29,11 @@ from mcp_client import (
     memory,
 )
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 
 Connect = Callable[..., Client]
-
-
-def text_of(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent)
-    return block.text
 
 
 async def test_silent_call_ends_with_idle_timeout_at_exactly_idle(connect: Connect, events: list[Event]) -> None:
