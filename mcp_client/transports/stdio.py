@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ import anyio
 import anyio.abc
 
 from mcp_client.errors import ConnectError, TransportError
+from mcp_client.transports._stdout_pipe import StdoutPipe
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection, read_lines
 
@@ -82,22 +84,31 @@ class StdioTransport(Transport):
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
+        stdout_pipe = StdoutPipe.open()
         try:
             process = await anyio.open_process(
                 [self.command, *self.args],
                 env=self.child_environment(),
                 cwd=self.cwd,
+                stdout=stdout_pipe.write_fd if stdout_pipe is not None else subprocess.PIPE,
                 start_new_session=sys.platform != "win32",
             )
         except OSError as exc:
+            if stdout_pipe is not None:
+                stdout_pipe.close()
             raise ConnectError(f"could not start {self.description!r}: {exc}") from exc
+        except BaseException:
+            if stdout_pipe is not None:
+                stdout_pipe.close()
+            raise
+        if stdout_pipe is not None:
+            stdout_pipe.spawned()
         assert process.stdin is not None
-        assert process.stdout is not None
         assert process.stderr is not None
         connection = _StdioConnection(process, self.description)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_stdout, process, handler)
+                tg.start_soon(self._read_stdout, process, stdout_pipe, handler)
                 tg.start_soon(self._read_stderr, process.stderr, handler)
                 try:
                     yield connection
@@ -106,12 +117,19 @@ class StdioTransport(Transport):
                         await self._shut_down(process, connection)
                     tg.cancel_scope.cancel()
         finally:
+            if stdout_pipe is not None:
+                stdout_pipe.close()
             with anyio.CancelScope(shield=True):
                 await _kill_group(process, signal.SIGKILL if sys.platform != "win32" else None)
 
-    async def _read_stdout(self, process: anyio.abc.Process, handler: MessageHandler) -> None:
-        assert process.stdout is not None
-        await read_lines(process.stdout, handler, max_message_size=self.max_message_size)
+    async def _read_stdout(
+        self, process: anyio.abc.Process, stdout_pipe: StdoutPipe | None, handler: MessageHandler
+    ) -> None:
+        if stdout_pipe is not None:
+            await stdout_pipe.read_messages(handler, max_message_size=self.max_message_size)
+        else:
+            assert process.stdout is not None
+            await read_lines(process.stdout, handler, max_message_size=self.max_message_size)
         code = process.returncode
         if code is None:
             with anyio.move_on_after(0.05):

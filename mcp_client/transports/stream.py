@@ -22,7 +22,7 @@ from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "read_lines"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "read_lines"]
 
 logger = logging.getLogger("mcp_client.transport")
 
@@ -54,20 +54,24 @@ def _id_from_head(head: bytes) -> RequestId | None:
     return int(token)
 
 
-async def read_lines(
-    stream: anyio.abc.ByteReceiveStream,
-    handler: MessageHandler,
-    *,
-    max_message_size: int,
-) -> None:
-    """Read messages until end of input, delivering each to ``handler``. Returns at EOF."""
-    buffer = bytearray()
-    discarding: bytes | None = None  # head of an oversized line being skipped
-    while True:
-        try:
-            chunk = await stream.receive(_CHUNK)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            break
+class LineSplitter:
+    """Sans-IO framing: feed it bytes as they arrive; it hands each complete line's message to the handler.
+
+    Shared by the reader task (:func:`read_lines`) and, on asyncio, by a pipe protocol that is fed straight from
+    the event loop (no task wake-up per chunk).
+    """
+
+    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size")
+
+    def __init__(self, handler: MessageHandler, *, max_message_size: int) -> None:
+        self._handler = handler
+        self._max_message_size = max_message_size
+        self._buffer = bytearray()
+        self._discarding: bytes | None = None  # head of an oversized line being skipped
+
+    def feed(self, chunk: bytes) -> None:
+        """Deliver every line that ``chunk`` completes; keep the unfinished rest."""
+        handler = self._handler
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
@@ -75,30 +79,51 @@ async def read_lines(
                 break
             piece = chunk[start:newline]
             start = newline + 1
-            if discarding is not None:
-                _report_oversized(handler, discarding, max_message_size)
-                discarding = None
-                buffer.clear()
+            if self._discarding is not None:
+                _report_oversized(handler, self._discarding, self._max_message_size)
+                self._discarding = None
+                self._buffer.clear()
                 continue
-            if buffer:
-                buffer += piece
-                line = bytes(buffer)
-                buffer.clear()
+            if self._buffer:
+                self._buffer += piece
+                line = bytes(self._buffer)
+                self._buffer.clear()
             else:
                 line = piece
-            if len(line) > max_message_size:
-                _report_oversized(handler, line[:512], max_message_size)
+            if len(line) > self._max_message_size:
+                _report_oversized(handler, line[:512], self._max_message_size)
                 continue
             _deliver_line(line, handler)
-        rest = chunk[start:]
-        if discarding is None and rest:
-            buffer += rest
-            if len(buffer) > max_message_size:
-                discarding = bytes(buffer[:512])
-                buffer.clear()
-    if discarding is not None or buffer.strip():
-        head = discarding if discarding is not None else bytes(buffer[:512])
-        handler.on_invalid("input ended in the middle of a message", head, _id_from_head(head))
+        if self._discarding is None and start < len(chunk):
+            self._buffer += chunk[start:]
+            if len(self._buffer) > self._max_message_size:
+                self._discarding = bytes(self._buffer[:512])
+                self._buffer.clear()
+
+    def finish(self) -> None:
+        """The input ended: report a message it cut off, if any."""
+        if self._discarding is not None or self._buffer.strip():
+            head = self._discarding if self._discarding is not None else bytes(self._buffer[:512])
+            self._handler.on_invalid("input ended in the middle of a message", head, _id_from_head(head))
+        self._discarding = None
+        self._buffer.clear()
+
+
+async def read_lines(
+    stream: anyio.abc.ByteReceiveStream,
+    handler: MessageHandler,
+    *,
+    max_message_size: int,
+) -> None:
+    """Read messages until end of input, delivering each to ``handler``. Returns at EOF."""
+    splitter = LineSplitter(handler, max_message_size=max_message_size)
+    while True:
+        try:
+            chunk = await stream.receive(_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            break
+        splitter.feed(chunk)
+    splitter.finish()
 
 
 def _report_oversized(handler: MessageHandler, head: bytes, limit: int) -> None:
