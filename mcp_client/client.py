@@ -29,7 +29,7 @@ from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
-from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream
+from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream, SoonCallback
 from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
@@ -326,7 +326,11 @@ class Client:
     async def _request_with_progress(
         self, method: str, params: JSONObject, on_progress: ProgressCallback, options: dict[str, Any]
     ) -> JSONObject:
-        """A request whose progress goes to a callback, run one update at a time in a task of its own."""
+        """A request whose progress goes to a callback: once per batch of incoming messages if it is sync (asyncio),
+        else one update at a time in a task of its own."""
+        soon = SoonCallback.for_callback(on_progress, self._progress_interval, self.session.after_batch)
+        if soon is not None:
+            return await self.session.request(method, params, sink=soon, **options)
         stream = ProgressStream(self._progress_interval)
         pump = CallbackPump(stream, on_progress)
         hard_deadline = _hard_deadline(options["policy"])

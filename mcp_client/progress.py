@@ -1,13 +1,18 @@
 """Delivering progress to the caller: the async side of :class:`~mcp_client.policy.ProgressCoalescer`.
 
-The reader task offers each accepted update to a :class:`ProgressStream` and moves on; it never waits for the
-consumer. The consumer is either an ``async for`` loop (``call.progress()``) or a callback run by
-:func:`deliver_to_callback`, one update at a time, in order, sync or async. A slow consumer sees the newest update
-when it is ready again (latest wins), optionally no more often than a minimum interval.
+The reader offers each accepted update to a sink and moves on; it never waits for the consumer. The consumer is
+either an ``async for`` loop (``call.progress()``) or a callback run by :func:`deliver_to_callback`, one update at
+a time, in order, sync or async. A slow consumer sees the newest update when it is ready again (latest wins),
+optionally no more often than a minimum interval.
+
+A plain (sync) callback on asyncio needs no task of its own: :class:`SoonCallback` runs it once per batch of
+messages the reader routes, with everything that arrived in that batch coalesced.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,9 +20,17 @@ from typing import Protocol, TypeAlias
 
 import anyio
 
+from mcp_client._batch import AfterBatch
 from mcp_client.policy.progress import Progress, ProgressCoalescer
 
-__all__ = ["CallbackPump", "ProgressCallback", "ProgressSink", "ProgressStream", "deliver_to_callback"]
+__all__ = [
+    "CallbackPump",
+    "ProgressCallback",
+    "ProgressSink",
+    "ProgressStream",
+    "SoonCallback",
+    "deliver_to_callback",
+]
 
 logger = logging.getLogger("mcp_client.progress")
 
@@ -144,3 +157,78 @@ class CallbackPump:
             self._scope.deadline = min(self._scope.deadline, deadline)
         else:
             self._scope.cancel()
+
+
+def is_async_callable(callback: object) -> bool:
+    """True for an ``async def`` function, a partial of one, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(type(callback).__call__)
+
+
+class SoonCallback:
+    """Runs a plain (sync) callback once per batch of incoming messages: a progress sink with no task behind it.
+
+    An accepted update is stored (latest wins) and a delivery is deferred to the end of the batch the reader is
+    routing (:class:`~mcp_client._batch.AfterBatch`), unless one is deferred already: everything read together
+    reaches the callback as its newest update, once. The callback runs in a copy of the caller's context, as it
+    would in a task the caller started. A sync callback holds the event loop for as long as it runs wherever it
+    runs, so this stalls the reader no more than a task would; what it saves is a task wake-up per update.
+
+    Use :meth:`for_callback`, which says when this applies (asyncio, a sync callback, no minimum interval).
+    """
+
+    __slots__ = ("_after_batch", "_callback", "_closed", "_context", "_pending", "_queued")
+
+    def __init__(self, callback: Callable[[Progress], object], after_batch: AfterBatch) -> None:
+        self._callback = callback
+        self._after_batch = after_batch
+        self._context = contextvars.copy_context()
+        self._pending: Progress | None = None
+        self._queued = False
+        self._closed = False
+
+    @classmethod
+    def for_callback(
+        cls, callback: ProgressCallback, min_interval: float | None, after_batch: AfterBatch
+    ) -> SoonCallback | None:
+        """A sink for ``callback`` if it can run this way, else ``None`` (use a :class:`CallbackPump`)."""
+        if min_interval or is_async_callable(callback):
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # anyio runs on trio
+            return None
+        return cls(callback, after_batch)
+
+    def offer(self, update: Progress) -> None:
+        if self._closed:
+            return
+        self._pending = update
+        if not self._queued:
+            self._queued = True
+            self._after_batch.defer(self._deliver)
+
+    def close(self, *, drain: bool) -> None:
+        update, self._pending = self._pending, None
+        self._closed = True
+        if drain and update is not None:
+            self._context.run(self._run, update)
+
+    def _deliver(self) -> None:
+        self._queued = False
+        update, self._pending = self._pending, None
+        if update is not None:
+            self._context.run(self._run, update)
+
+    def _run(self, update: Progress) -> None:
+        try:
+            outcome = self._callback(update)
+        except Exception:
+            logger.exception("progress callback %r failed", self._callback)
+            return
+        if inspect.isawaitable(outcome):
+            if inspect.iscoroutine(outcome):
+                outcome.close()
+            logger.error(
+                "progress callback %r returned an awaitable; declare it with async def to have it awaited",
+                self._callback,
+            )

@@ -25,6 +25,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from mcp_client._batch import AfterBatch
 from mcp_client._clock import running_clock
 from mcp_client.errors import (
     Attempt,
@@ -110,6 +111,10 @@ class Session:
         self._server_requests: dict[str, anyio.CancelScope] = {}
         self._now: Callable[[], float] = anyio.current_time
         self.era: Era | None = None
+        self.after_batch = AfterBatch()
+        """Work deferred until the messages read together have all been routed (sync progress callbacks)."""
+        self.on_batch_begin = self.after_batch.open
+        self.on_batch_end = self.after_batch.run
 
     # -- wiring ---------------------------------------------------------------------------------------------
 

@@ -15,18 +15,23 @@ import os
 import sys
 
 from mcp_client.transports.base import MessageHandler
-from mcp_client.transports.stream import LineSplitter
+from mcp_client.transports.stream import LineSplitter, batch_hooks
 
 __all__ = ["StdoutPipe"]
 
 
 class _SplitterProtocol(asyncio.Protocol):
-    def __init__(self, splitter: LineSplitter, ended: asyncio.Future[None]) -> None:
+    def __init__(self, splitter: LineSplitter, ended: asyncio.Future[None], handler: MessageHandler) -> None:
         self._splitter = splitter
         self._ended = ended
+        self._batch_begin, self._batch_end = batch_hooks(handler)
 
     def data_received(self, data: bytes) -> None:
-        self._splitter.feed(data)
+        self._batch_begin()
+        try:
+            self._splitter.feed(data)
+        finally:
+            self._batch_end()
 
     def eof_received(self) -> bool:
         return False  # nothing more will come: let the transport close
@@ -80,7 +85,7 @@ class StdoutPipe:
         pipe = os.fdopen(self._read_fd, "rb", buffering=0)
         self._read_fd = None  # the file object owns it now
         try:
-            transport, _ = await loop.connect_read_pipe(lambda: _SplitterProtocol(splitter, ended), pipe)
+            transport, _ = await loop.connect_read_pipe(lambda: _SplitterProtocol(splitter, ended, handler), pipe)
         except BaseException:
             pipe.close()
             raise

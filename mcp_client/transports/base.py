@@ -23,7 +23,11 @@ RequestId: TypeAlias = int | str
 
 
 class MessageHandler(Protocol):
-    """Where a connection delivers what it reads. Implemented by the session; called from reader tasks."""
+    """Where a connection delivers what it reads. Implemented by the session; called from reader tasks.
+
+    Optional hooks, looked up with ``getattr``: ``on_stderr(line)`` (a line of a server process's stderr), and
+    ``on_batch_begin()`` / ``on_batch_end()`` around the messages of one chunk read together.
+    """
 
     def on_message(self, message: JSONObject) -> None:
         """A well-formed JSON object arrived."""

@@ -22,7 +22,7 @@ from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "read_lines"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "read_lines"]
 
 logger = logging.getLogger("mcp_client.transport")
 
@@ -117,13 +117,29 @@ async def read_lines(
 ) -> None:
     """Read messages until end of input, delivering each to ``handler``. Returns at EOF."""
     splitter = LineSplitter(handler, max_message_size=max_message_size)
+    batch_begin, batch_end = batch_hooks(handler)
     while True:
         try:
             chunk = await stream.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             break
-        splitter.feed(chunk)
+        batch_begin()
+        try:
+            splitter.feed(chunk)
+        finally:
+            batch_end()
     splitter.finish()
+
+
+def batch_hooks(handler: MessageHandler) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The handler's optional ``on_batch_begin`` and ``on_batch_end`` (around each chunk's messages), or no-ops."""
+    begin: Callable[[], None] | None = getattr(handler, "on_batch_begin", None)
+    end: Callable[[], None] | None = getattr(handler, "on_batch_end", None)
+    return begin or _nothing, end or _nothing
+
+
+def _nothing() -> None:
+    pass
 
 
 def _report_oversized(handler: MessageHandler, head: bytes, limit: int) -> None:

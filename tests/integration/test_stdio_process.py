@@ -6,6 +6,7 @@ pipes, exit codes, stderr, the child's environment, and a shutdown that leaves n
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import sys
@@ -242,3 +243,23 @@ async def test_a_server_that_never_answers_the_handshake_is_a_connect_error() ->
     with anyio.fail_after(20), pytest.raises(ConnectError):
         async with Client(transport, timeout=TimeoutPolicy(connect=0.5), probe_timeout=0.2):
             pass
+
+
+async def test_a_burst_of_progress_reaches_a_sync_callback_in_order_and_complete() -> None:
+    """Over a real pipe (read by the event loop itself on asyncio), a sync callback sees strictly increasing
+    progress in the caller's context, coalesced per read, and the last update before the result returns."""
+    who = contextvars.ContextVar("who", default="nobody")
+    seen: list[tuple[float, str]] = []
+    who.set("caller")
+    async with Client(peer("--era", "modern"), timeout=POLICY) as client:
+        result = await client.call_tool(
+            "slow",
+            {"seconds": 0.3, "progress_every": 0.002},
+            on_progress=lambda update: seen.append((update.progress, who.get())),
+        )
+
+    values = [value for value, _ in seen]
+    assert text_of(result) == "done"
+    assert values == sorted(set(values))
+    assert values[-1] == 150
+    assert {context for _, context in seen} == {"caller"}
