@@ -26,7 +26,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from mcp_client._batch import AfterBatch
-from mcp_client._clock import running_clock
+from mcp_client._clock import running_clock, timer_lead
 from mcp_client.errors import (
     Attempt,
     IdleTimeout,
@@ -110,6 +110,7 @@ class Session:
         self._cancels_in_progress: dict[int, anyio.Event] = {}
         self._server_requests: dict[str, anyio.CancelScope] = {}
         self._now: Callable[[], float] = anyio.current_time
+        self._timer_lead = 0.0
         self.era: Era | None = None
         self.after_batch = AfterBatch()
         """Work deferred until the messages read together have all been routed (sync progress callbacks)."""
@@ -122,6 +123,7 @@ class Session:
         """Use ``connection`` for every request from now on. Called inside the event loop."""
         self._connection = connection
         self._now = running_clock()
+        self._timer_lead = timer_lead()
 
     @property
     def in_flight(self) -> int:
@@ -312,7 +314,7 @@ class Session:
                 target = _target_of(message.get("params"))
                 self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
             if not request.settled:
-                scope.deadline = deadline.next_wakeup(now)
+                scope.deadline = deadline.next_wakeup(now) - self._timer_lead  # _await_outcome covers the lead
                 request.wait_scope = scope  # from now on nudge() may cancel it (never during the write)
                 await request.done.wait()
         request.wait_scope = None
@@ -327,10 +329,15 @@ class Session:
         while True:
             now = self._now()
             if not request.settled:
-                with anyio.CancelScope(deadline=deadline.next_wakeup(now)) as scope:
-                    request.wait_scope = scope  # nudge() cancels it when the clocks move earlier
-                    await request.done.wait()
-                request.wait_scope = None
+                wake = deadline.next_wakeup(now)
+                if wake - now > self._timer_lead:
+                    with anyio.CancelScope(deadline=wake - self._timer_lead) as scope:
+                        request.wait_scope = scope  # nudge() cancels it when the clocks move earlier
+                        await request.done.wait()
+                    request.wait_scope = None
+                elif wake > now:
+                    await anyio.lowlevel.checkpoint()  # the last stretch before a clock runs out (see timer_lead)
+                    continue
             if request.failure is not None:
                 raise request.failure
             if request.outcome is not None:

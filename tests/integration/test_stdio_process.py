@@ -20,6 +20,7 @@ from mcp_client import (
     Client,
     ConnectError,
     Event,
+    MaxTimeout,
     MCPClientError,
     ProtocolViolation,
     ServerStderr,
@@ -263,3 +264,13 @@ async def test_a_burst_of_progress_reaches_a_sync_callback_in_order_and_complete
     assert values == sorted(set(values))
     assert values[-1] == 150
     assert {context for _, context in seen} == {"caller"}
+
+
+async def test_a_maximum_is_never_reported_before_it_has_passed() -> None:
+    """Timers are set a little early (timer_lead) and the last stretch is waited out: early is never allowed."""
+    async with Client(peer("--era", "modern"), timeout=POLICY) as client:
+        for _ in range(5):
+            started = anyio.current_time()
+            with pytest.raises(MaxTimeout):
+                await client.call_tool("slow", {"seconds": 5}, timeout=TimeoutPolicy(idle=None, maximum=0.03))
+            assert anyio.current_time() - started >= 0.03
