@@ -21,6 +21,8 @@ its own HTTP response, a JSON body or an SSE stream.
 * 2025-11-25 only (SEP-1699): a request's SSE stream that ends without the response, after the server sent an
   event id, is resumed with ``GET`` + ``Last-Event-ID`` after the server's ``retry:`` (default 1 s), at most twice.
   At 2026-07-28 a broken stream simply fails its request (the session may re-issue it with a new id).
+* The client made here (no ``client=`` given) hands each idle pooled connection to one waiting request at a time;
+  see :func:`_fair_pool`. A caller's own client is used exactly as given.
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and :attr:`_HttpConnection.session_expired` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from
@@ -31,12 +33,14 @@ from __future__ import annotations
 
 import json
 import logging
+import types
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
+import httpcore
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
@@ -113,9 +117,7 @@ class HttpTransport(Transport):
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
         owned = self.client is None
-        client = self.client or httpx.AsyncClient(
-            limits=self.limits or DEFAULT_LIMITS, timeout=DEFAULT_TIMEOUT, follow_redirects=False
-        )
+        client = self.client or _new_client(self.limits or DEFAULT_LIMITS)
         if self.auth is not None and getattr(self.auth, "waiting_on_a_person", "absent") is None:
             # A sign-in hook that waits for a person stops the idle clocks of the calls waiting on it.
             self.auth.waiting_on_a_person = getattr(handler, "waiting_on_a_person", None)  # type: ignore[attr-defined]
@@ -132,6 +134,101 @@ class HttpTransport(Transport):
             if owned:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
                     await client.aclose()
+
+
+def _new_client(limits: httpx.Limits) -> httpx.AsyncClient:
+    """The client :func:`http` makes: httpx's own (environment proxies and all), with its pools made fair."""
+    client = httpx.AsyncClient(limits=limits, timeout=DEFAULT_TIMEOUT, follow_redirects=False)
+    for transport in (client._transport, *client._mounts.values()):
+        if isinstance(transport, httpx.AsyncHTTPTransport):
+            _fair_pool(transport._pool)
+    return client
+
+
+def _fair_pool(pool: object) -> bool:
+    """Give an httpcore 1.0 HTTP/1.1 pool the assignment pass below; True if it was given (False: left as it is).
+
+    httpcore 1.0's pool (up to 1.0.9 at least) hands one idle connection to *every* request queued in a pass and
+    to every request arriving before the first of them has started on it: the connection stays idle until then.
+    All but one fail with ``ConnectionNotAvailable`` and go round again, each round another pass over every
+    connection and request (with a socket probe per idle connection). With calls arriving together that is
+    several passes per request: at 50 calls in flight (``python -m benchmarks.hotpath --in-flight 50``), about
+    6.4 passes and 4.5 refusals per request, over 40% of this process's CPU (encode/httpcore#822, #1110). It also
+    closes an idle connection whenever the pool holds more connections than ``max_keepalive_connections`` in all,
+    idle or not, so a busy pool can reconnect for nearly every request. httpcore2 (under httpx2) fixed both
+    (pydantic/httpx2#1075); this is the same pass for httpcore 1.0.
+    """
+    if not _POOL_PASS_FITS or not isinstance(pool, httpcore.AsyncConnectionPool):
+        return False
+    if getattr(pool, "_http2", True) or not all(hasattr(pool, name) for name in _POOL_FIELDS):
+        return False  # HTTP/2 connections take several requests at once: the stock pass is the right one
+    pool._assign_requests_to_connections = types.MethodType(_assign_requests_to_connections, pool)  # type: ignore[method-assign]
+    return True
+
+
+def _assign_requests_to_connections(pool: httpcore.AsyncConnectionPool) -> list[httpcore.AsyncConnectionInterface]:
+    """httpcore's pass (run under the pool's lock on every request's arrival and end), with two changes:
+
+    * an idle connection already handed to a request that has not started on it yet is *reserved*: not handed to
+      another, not closed, not probed; and a pass hands each idle connection to one queued request only;
+    * ``max_keepalive_connections`` counts the idle connections that are not reserved, as it says.
+    """
+    closing: list[httpcore.AsyncConnectionInterface] = []
+    reserved = {request.connection for request in pool._requests if request.connection is not None}
+    kept: list[httpcore.AsyncConnectionInterface] = []
+    for connection in pool._connections:
+        if connection.is_closed():
+            continue
+        if connection not in reserved and connection.has_expired():
+            closing.append(connection)
+        else:
+            kept.append(connection)
+    surplus = sum(1 for c in kept if c.is_idle() and c not in reserved) - pool._max_keepalive_connections
+    if surplus > 0:
+        trimmed: list[httpcore.AsyncConnectionInterface] = []
+        for connection in kept:
+            if surplus > 0 and connection.is_idle() and connection not in reserved:
+                closing.append(connection)
+                surplus -= 1
+            else:
+                trimmed.append(connection)
+        kept = trimmed
+    pool._connections = kept
+    available = [c for c in kept if c.is_available() and c not in reserved]
+    budget = pool._max_connections - len(kept)
+    for request in pool._requests:
+        if not available and budget <= 0:
+            break  # nothing left to hand out: the rest stay queued
+        if not request.is_queued():
+            continue
+        origin = request.request.url.origin
+        for index, connection in enumerate(available):
+            if connection.can_handle_request(origin):
+                del available[index]  # HTTP/1.1: one request per connection until it is released
+                request.assign_to_connection(connection)
+                break
+        else:
+            if budget > 0:
+                budget -= 1
+            else:  # at max_connections: replace an idle connection to another origin
+                idle = next((c for c in available if c.is_idle()), None)
+                if idle is None:
+                    continue
+                available.remove(idle)
+                kept.remove(idle)
+                closing.append(idle)
+            connection = pool.create_connection(origin)
+            kept.append(connection)
+            request.assign_to_connection(connection)
+    return closing
+
+
+_POOL_FIELDS = ("_requests", "_connections", "_max_connections", "_max_keepalive_connections")
+_POOL_PASS_FITS = httpcore.__version__.startswith("1.0.") and all(
+    callable(getattr(httpcore._async.connection_pool.AsyncPoolRequest, name, None))
+    for name in ("assign_to_connection", "is_queued", "clear_connection", "wait_for_connection")
+)
+"""The pass above is written against httpcore 1.0's pool internals; any other httpcore keeps its own."""
 
 
 class _HttpConnection(Connection):
