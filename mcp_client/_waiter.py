@@ -1,14 +1,18 @@
-"""A one-shot wake-up for one request's waiter, lighter than ``anyio.Event``.
+"""A one-shot wake-up for one request's waiter, with a timer, lighter than an event plus a cancel scope.
 
-Every request in flight needs one; on asyncio, ``anyio.Event`` wraps an ``asyncio.Event`` (an object and a deque),
-which is a large share of the memory a call in flight holds. A bare future is enough for one waiter. On trio,
-``trio.Event`` is already small. The waiter may be woken before anyone waits, and may be waited on again after a
-wait was cancelled (the session re-waits after a timer wake-up).
+Every request in flight sleeps until its answer comes, a clock of its policy may have run out, or its clocks moved
+(a pause ended). On asyncio that is a bare future and a loop timer that resolves it: an ``anyio.Event`` plus an
+``anyio.CancelScope`` with a deadline cost a deque, two sets and a cancellation delivered through the task, which
+was the largest share of the memory a call in flight holds and of the CPU of a timer firing. On trio, a
+``trio.Event`` waited on in a ``move_on_at`` scope is already small.
+
+The waiter may be set before anyone waits, and waited on again after a wait returned or was cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Protocol
 
 __all__ = ["Waiter", "new_waiter"]
@@ -18,10 +22,18 @@ class Waiter(Protocol):
     """What the session needs of a wake-up."""
 
     def set(self) -> None:
-        """Wake the waiter (now, or as soon as it waits)."""
+        """Wake the waiter for good (the request settled): now, or as soon as it waits."""
 
-    async def wait(self) -> None:
-        """Return once :meth:`set` has been called."""
+    def poke(self) -> None:
+        """Wake the wait under way, if any, once (the clocks moved); a later wait sleeps again."""
+
+    async def wait(self, until: float = math.inf) -> None:
+        """Return once :meth:`set` was called, on :meth:`poke`, or when the loop's clock reaches ``until``."""
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class _FutureWaiter:
@@ -34,16 +46,51 @@ class _FutureWaiter:
 
     def set(self) -> None:
         self._set = True
+        self.poke()
+
+    def poke(self) -> None:
         future = self._future
         if future is not None and not future.done():
             future.set_result(None)
 
-    async def wait(self) -> None:
+    async def wait(self, until: float = math.inf) -> None:
         if self._set:
             return
-        if self._future is None or self._future.done():  # first wait, or the last one was cancelled
-            self._future = self._loop.create_future()
-        await self._future
+        future = self._future = self._loop.create_future()
+        timer = self._loop.call_at(until, _wake, future) if until != math.inf else None
+        try:
+            await future
+        finally:
+            self._future = None
+            if timer is not None:
+                timer.cancel()
+
+
+class _TrioWaiter:
+    __slots__ = ("_event", "_scope")
+
+    def __init__(self) -> None:
+        import trio
+
+        self._event = trio.Event()
+        self._scope: trio.CancelScope | None = None
+
+    def set(self) -> None:
+        self._event.set()
+
+    def poke(self) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def wait(self, until: float = math.inf) -> None:
+        import trio
+
+        with trio.CancelScope(deadline=until) as scope:
+            self._scope = scope
+            try:
+                await self._event.wait()
+            finally:
+                self._scope = None
 
 
 def new_waiter() -> Waiter:
@@ -51,7 +98,5 @@ def new_waiter() -> Waiter:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # anyio runs on trio
-        import trio
-
-        return trio.Event()
+        return _TrioWaiter()
     return _FutureWaiter(loop)

@@ -108,14 +108,14 @@ class CallState:
 
     def nudge(self) -> None:
         """Make the waiter look at the clocks again (they moved earlier: a pause ended)."""
-        if self.current is not None and self.current.wait_scope is not None:
-            self.current.wait_scope.cancel()
+        if self.current is not None:
+            self.current.done.poke()
 
 
 class WireRequest:
     """One request on the wire (one attempt or round of a call), tracked while it is in flight."""
 
-    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "wait_scope", "written")
+    __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "written")
 
     def __init__(self, request_id: int, token: str | None, call: CallState) -> None:
         self.request_id = request_id
@@ -124,11 +124,9 @@ class WireRequest:
         self.written = False
         """True once the whole request has been handed to the transport."""
         self.done = new_waiter()
+        """Wakes the waiter: set when the request settles, poked when the call's clocks move (a pause ended)."""
         self.outcome: JSONObject | None = None
         self.failure: MCPClientError | None = None
-        self.wait_scope: anyio.CancelScope | None = None
-        """The scope its waiter sleeps in: cancelled to make it look at the clocks again (a pause ended). An answer
-        wakes it through ``done`` instead: on asyncio, cancelling a scope costs far more than setting an event."""
 
     @property
     def method(self) -> str:

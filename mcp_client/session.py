@@ -300,49 +300,40 @@ class Session:
             connection.release(request_id)
 
     async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
-        """Write the request, bounded by the hard deadline, and wait for the answer in the same cancel scope (one
-        scope per request on the fast path: the answer usually comes before any clock runs out)."""
+        """Write the request, bounded by the call's hard deadline (a server that stops reading cannot hold us)."""
         deadline = request.call.deadline
-        with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())) as scope:
+        with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())):
             await connection.send_request(message, headers=request.call.headers)
             request.written = True
-            now = self._now()
-            deadline.mark_sent(now)
-            if self._emit is not None:
-                ids = request.call.request_ids
-                previous = ids[-2] if len(ids) > 1 else None
-                target = _target_of(message.get("params"))
-                self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
-            if not request.settled:
-                scope.deadline = deadline.next_wakeup(now) - self._timer_lead  # _await_outcome covers the lead
-                request.wait_scope = scope  # from now on nudge() may cancel it (never during the write)
-                await request.done.wait()
-        request.wait_scope = None
         if not request.written:
             # The write itself outlived the maximum: the request may be half-written, so it counts as written.
             await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
             self._abandon(request, "maximum timeout passed while sending")
             raise self._timeout(request, TimeoutKind.MAXIMUM, self._now())
+        deadline.mark_sent(self._now())
+        if self._emit is not None:
+            ids = request.call.request_ids
+            previous = ids[-2] if len(ids) > 1 else None
+            target = _target_of(message.get("params"))
+            self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
 
     async def _await_outcome(self, request: WireRequest) -> JSONObject:
+        """Sleep until the answer, or until a clock of the call may have run out; then return, raise or sleep on."""
         deadline = request.call.deadline
         while True:
             now = self._now()
             if not request.settled:
                 wake = deadline.next_wakeup(now)
                 if wake - now > self._timer_lead:
-                    with anyio.CancelScope(deadline=wake - self._timer_lead) as scope:
-                        request.wait_scope = scope  # nudge() cancels it when the clocks move earlier
-                        await request.done.wait()
-                    request.wait_scope = None
-                elif wake > now:
+                    await request.done.wait(wake - self._timer_lead)  # also woken by nudge() when clocks move
+                    continue
+                if wake > now:
                     await anyio.lowlevel.checkpoint()  # the last stretch before a clock runs out (see timer_lead)
                     continue
             if request.failure is not None:
                 raise request.failure
             if request.outcome is not None:
                 return self._unwrap(request)
-            now = self._now()
             if deadline.take_slow(now):
                 self.emit(Slow(request.request_id, request.method, deadline.elapsed(now)))
             kind = deadline.expired(now)
