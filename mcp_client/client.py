@@ -288,23 +288,46 @@ class Client:
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         """
-        params = dict(params) if params is not None else {}
+        own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
+        return await self._request(method, own_params, timeout, on_progress, retry, idempotent)
+
+    async def _request(
+        self,
+        method: str,
+        params: JSONObject,
+        timeout: TimeoutArg,
+        on_progress: ProgressCallback | None,
+        retry: RetryArg,
+        idempotent: bool,
+    ) -> JSONObject:
+        """:meth:`request` with ``params`` already the client's own (``call_tool`` builds a fresh dict anyway)."""
         if self.meta_hook is not None:
             self.meta_hook(method, params)
         tool = params.get("name") if method == "tools/call" else None
         policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
-        options: dict[str, Any] = {
-            "policy": policy,
-            "retry": retry_policy,
-            "idempotent": idempotent,
-            "budget": self.retry_budget,
-            "max_rounds": self.max_input_rounds,
-            "headers": self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None,
-        }
+        headers = self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None
         for renewed in (False, True):
             try:
+                # (keyword arguments spelled out, not a dict of options: this frame lives as long as the call)
                 if on_progress is None:
-                    return await self.session.request(method, params, **options)
+                    return await self.session.request(
+                        method,
+                        params,
+                        policy=policy,
+                        retry=retry_policy,
+                        idempotent=idempotent,
+                        budget=self.retry_budget,
+                        max_rounds=self.max_input_rounds,
+                        headers=headers,
+                    )
+                options = {
+                    "policy": policy,
+                    "retry": retry_policy,
+                    "idempotent": idempotent,
+                    "budget": self.retry_budget,
+                    "max_rounds": self.max_input_rounds,
+                    "headers": headers,
+                }
                 return await self._request_with_progress(method, params, on_progress, options)
             except SessionExpired:
                 if renewed:
@@ -405,16 +428,17 @@ class Client:
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
         """
         params = _tool_params(name, arguments)
-        options: dict[str, Any] = {"timeout": timeout, "on_progress": on_progress, "retry": retry}
-        try:
-            result = await self.request("tools/call", params, idempotent=self.is_idempotent(name), **options)
-        except HeaderMismatch:
-            if not self._sends_tool_headers:
-                raise
-            # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-            await self.list_tools(timeout=timeout)
-            result = await self.request("tools/call", params, idempotent=self.is_idempotent(name), **options)
-        return _tool_result(name, result, raise_on_error)
+        for relisted in (False, True):
+            try:
+                idempotent = self.is_idempotent(name)
+                result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent)
+                return _tool_result(name, result, raise_on_error)
+            except HeaderMismatch:
+                if relisted or not self._sends_tool_headers:
+                    raise
+                # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
+                await self.list_tools(timeout=timeout)
+        raise AssertionError("unreachable")
 
     def tool_call(
         self,

@@ -280,15 +280,36 @@ class Session:
         wants_token = want_progress and (call.sink is not None or policy.idle is not None)
         token = self._tokens.allocate() if wants_token else None
         request = WireRequest(request_id, token, call)
-        message = {"jsonrpc": "2.0", "id": request_id, "method": call.method, "params": era.stamp(dict(params), token)}
         call.request_ids.append(request_id)
         call.current = request
         self._in_flight[request_id] = request
         if token is not None:
             self._by_token[token] = request
         try:
-            await self._send(connection, request, message, attempt)
-            return await self._await_outcome(request)
+            # Built in the call, not kept in a local: the message is garbage once written, not held for the wait.
+            await self._send(connection, request, _message(era, request, params), attempt)
+            # The wait is inline, not a method of its own: one coroutine frame less per call in flight.
+            deadline = call.deadline
+            while True:
+                now = self._now()
+                if not request.settled:
+                    wake = deadline.next_wakeup(now)
+                    if wake - now > self._timer_lead:
+                        await request.done.wait(wake - self._timer_lead)  # also woken by nudge() when clocks move
+                        continue
+                    if wake > now:
+                        await anyio.lowlevel.checkpoint()  # the last stretch before a clock runs out (timer_lead)
+                        continue
+                if request.failure is not None:
+                    raise request.failure
+                if request.outcome is not None:
+                    return self._unwrap(request)
+                kind = self._clock_out(request, now)
+                if kind is TimeoutKind.CALLER:
+                    await anyio.lowlevel.checkpoint()  # the caller's scope cancels us here
+                    kind = TimeoutKind.MAXIMUM  # only reached if that scope was shielded from us: a hard stop anyway
+                if kind is not None:
+                    raise self._timed_out(request, kind, now)
         except anyio.get_cancelled_exc_class():
             # (A failed write reports for itself, in TransportError.written, whether anything left.)
             if request.written and request.outcome is None:
@@ -317,33 +338,19 @@ class Session:
             target = _target_of(message.get("params"))
             self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
 
-    async def _await_outcome(self, request: WireRequest) -> JSONObject:
-        """Sleep until the answer, or until a clock of the call may have run out; then return, raise or sleep on."""
+    def _clock_out(self, request: WireRequest, now: float) -> TimeoutKind | None:
+        """Which clock of the call ran out at ``now``, if any; reports ``Slow`` the first time it applies."""
         deadline = request.call.deadline
-        while True:
-            now = self._now()
-            if not request.settled:
-                wake = deadline.next_wakeup(now)
-                if wake - now > self._timer_lead:
-                    await request.done.wait(wake - self._timer_lead)  # also woken by nudge() when clocks move
-                    continue
-                if wake > now:
-                    await anyio.lowlevel.checkpoint()  # the last stretch before a clock runs out (see timer_lead)
-                    continue
-            if request.failure is not None:
-                raise request.failure
-            if request.outcome is not None:
-                return self._unwrap(request)
-            if deadline.take_slow(now):
-                self.emit(Slow(request.request_id, request.method, deadline.elapsed(now)))
-            kind = deadline.expired(now)
-            if kind is TimeoutKind.CALLER:
-                await anyio.lowlevel.checkpoint()  # the caller's scope cancels us here
-                kind = TimeoutKind.MAXIMUM  # only reached if that scope was shielded from us: a hard stop anyway
-            if kind is not None:
-                self.emit(TimedOut(request.request_id, request.method, kind, deadline.elapsed(now)))
-                self._abandon(request, _timeout_reason(kind, deadline.policy))
-                raise self._timeout(request, kind, now)
+        if deadline.take_slow(now):
+            self.emit(Slow(request.request_id, request.method, deadline.elapsed(now)))
+        return deadline.expired(now)
+
+    def _timed_out(self, request: WireRequest, kind: TimeoutKind, now: float) -> MCPClientError:
+        """Report the timeout, cancel the request on the wire (in the background) and return the error to raise."""
+        deadline = request.call.deadline
+        self.emit(TimedOut(request.request_id, request.method, kind, deadline.elapsed(now)))
+        self._abandon(request, _timeout_reason(kind, deadline.policy))
+        return self._timeout(request, kind, now)
 
     def _unwrap(self, request: WireRequest) -> JSONObject:
         outcome = request.outcome
@@ -655,6 +662,12 @@ def _finite_or_none(value: object) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+def _message(era: Era, request: WireRequest, params: JSONObject) -> JSONObject:
+    """The JSON-RPC request for ``request``: a copy of ``params`` stamped with the era's ``_meta`` and the token."""
+    stamped = era.stamp(dict(params), request.token)
+    return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
 
 
 def _timeout_reason(kind: TimeoutKind, policy: TimeoutPolicy) -> str:
