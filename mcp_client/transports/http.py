@@ -167,34 +167,45 @@ def _fair_pool(pool: object) -> bool:
 
 
 def _assign_requests_to_connections(pool: httpcore.AsyncConnectionPool) -> list[httpcore.AsyncConnectionInterface]:
-    """httpcore's pass (run under the pool's lock on every request's arrival and end), with two changes:
+    """httpcore's pass (run under the pool's lock on every request's arrival and end), changed so:
 
     * an idle connection already handed to a request that has not started on it yet is *reserved*: not handed to
       another, not closed, not probed; and a pass hands each idle connection to one queued request only;
-    * ``max_keepalive_connections`` counts the idle connections that are not reserved, as it says.
+    * ``max_keepalive_connections`` counts the idle connections that are not reserved, as it says;
+    * idle connections are probed for expiry (keep-alive timer; readable means closed by the server) only on
+      passes with a request waiting for one: the probe is a socket poll each, and half the passes are responses
+      ending, which hand nothing out;
+    * one scan of the requests and one of the connections, not one of the connections per queued request.
     """
+    reserved: set[httpcore.AsyncConnectionInterface] = set()
+    waiting = False
+    for request in pool._requests:
+        if request.connection is None:
+            waiting = True
+        else:
+            reserved.add(request.connection)
     closing: list[httpcore.AsyncConnectionInterface] = []
-    reserved = {request.connection for request in pool._requests if request.connection is not None}
     kept: list[httpcore.AsyncConnectionInterface] = []
+    idle: list[httpcore.AsyncConnectionInterface] = []  # idle and not reserved, oldest first
     for connection in pool._connections:
         if connection.is_closed():
             continue
-        if connection not in reserved and connection.has_expired():
-            closing.append(connection)
-        else:
-            kept.append(connection)
-    surplus = sum(1 for c in kept if c.is_idle() and c not in reserved) - pool._max_keepalive_connections
-    if surplus > 0:
-        trimmed: list[httpcore.AsyncConnectionInterface] = []
-        for connection in kept:
-            if surplus > 0 and connection.is_idle() and connection not in reserved:
+        if connection not in reserved and connection.is_idle():
+            if waiting and connection.has_expired():
                 closing.append(connection)
-                surplus -= 1
-            else:
-                trimmed.append(connection)
-        kept = trimmed
+                continue
+            idle.append(connection)
+        kept.append(connection)
+    surplus = len(idle) - pool._max_keepalive_connections
+    if surplus > 0:
+        closing += idle[:surplus]
+        dropped = set(idle[:surplus])
+        kept = [connection for connection in kept if connection not in dropped]
+        idle = idle[surplus:]
     pool._connections = kept
-    available = [c for c in kept if c.is_available() and c not in reserved]
+    if not waiting:
+        return closing
+    available = [connection for connection in idle if connection.is_available()]
     budget = pool._max_connections - len(kept)
     for request in pool._requests:
         if not available and budget <= 0:
@@ -210,13 +221,12 @@ def _assign_requests_to_connections(pool: httpcore.AsyncConnectionPool) -> list[
         else:
             if budget > 0:
                 budget -= 1
-            else:  # at max_connections: replace an idle connection to another origin
-                idle = next((c for c in available if c.is_idle()), None)
-                if idle is None:
-                    continue
-                available.remove(idle)
-                kept.remove(idle)
-                closing.append(idle)
+            elif available:  # at max_connections: replace an idle connection to another origin
+                replaced = available.pop(0)
+                kept.remove(replaced)
+                closing.append(replaced)
+            else:
+                continue
             connection = pool.create_connection(origin)
             kept.append(connection)
             request.assign_to_connection(connection)

@@ -65,9 +65,14 @@ def refusals(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 @asynccontextmanager
-async def fair_pool(backend: CountingBackend, *, keepalive: int) -> AsyncIterator[httpcore.AsyncConnectionPool]:
+async def fair_pool(
+    backend: CountingBackend, *, keepalive: int, max_connections: int | None = None, expiry: float | None = None
+) -> AsyncIterator[httpcore.AsyncConnectionPool]:
     pool = httpcore.AsyncConnectionPool(
-        max_connections=None, max_keepalive_connections=keepalive, network_backend=backend
+        max_connections=max_connections,
+        max_keepalive_connections=keepalive,
+        keepalive_expiry=expiry,
+        network_backend=backend,
     )
     assert http_module._fair_pool(pool)
     async with pool:
@@ -154,6 +159,30 @@ async def test_a_request_cancelled_while_waiting_frees_its_connection(refusals: 
         assert idle(pool) == 2
         await hold(pool, 2)
         assert backend.opened == 2
+        assert refusals == []
+
+
+async def test_expired_idle_connections_are_closed_before_one_is_handed_out(refusals: list[object]) -> None:
+    backend = CountingBackend()
+    async with fair_pool(backend, keepalive=20, expiry=0.001) as pool:
+        await hold(pool, 2)
+        assert idle(pool) == 2
+        await anyio.sleep(0.01)
+        await hold(pool, 1)
+        assert backend.opened == 3
+        assert len(pool.connections) == 1
+        assert refusals == []
+
+
+async def test_at_max_connections_requests_wait_for_a_connection(refusals: list[object]) -> None:
+    backend = CountingBackend(answers=20)
+    async with fair_pool(backend, keepalive=20, max_connections=3) as pool:
+        await hold(pool, 3)
+        # Twelve at once on three connections: nine wait their turn, each handed a released connection once.
+        async with anyio.create_task_group() as tg:
+            for _ in range(12):
+                tg.start_soon(hold, pool, 1)
+        assert backend.opened == 3
         assert refusals == []
 
 
