@@ -23,7 +23,7 @@ import anyio
 import anyio.abc
 
 from mcp_client.errors import ConnectError, TransportError
-from mcp_client.transports._stdout_pipe import StdoutPipe
+from mcp_client.transports._loop_pipes import ChildPipes
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection, read_lines
 
@@ -84,31 +84,29 @@ class StdioTransport(Transport):
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
-        stdout_pipe = StdoutPipe.open()
+        pipes = ChildPipes.open()
         try:
             process = await anyio.open_process(
                 [self.command, *self.args],
                 env=self.child_environment(),
                 cwd=self.cwd,
-                stdout=stdout_pipe.write_fd if stdout_pipe is not None else subprocess.PIPE,
+                stdin=pipes.stdin if pipes is not None else subprocess.PIPE,
+                stdout=pipes.stdout if pipes is not None else subprocess.PIPE,
                 start_new_session=sys.platform != "win32",
             )
-        except OSError as exc:
-            if stdout_pipe is not None:
-                stdout_pipe.close()
-            raise ConnectError(f"could not start {self.description!r}: {exc}") from exc
-        except BaseException:
-            if stdout_pipe is not None:
-                stdout_pipe.close()
+        except BaseException as exc:
+            if pipes is not None:
+                pipes.close()
+            if isinstance(exc, OSError):
+                raise ConnectError(f"could not start {self.description!r}: {exc}") from exc
             raise
-        if stdout_pipe is not None:
-            stdout_pipe.spawned()
-        assert process.stdin is not None
-        assert process.stderr is not None
-        connection = _StdioConnection(process, self.description)
         try:
+            if pipes is not None:
+                pipes.spawned()
+            assert process.stderr is not None
+            connection = _StdioConnection(process, await self._stdin_of(process, pipes), self.description)
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_stdout, process, stdout_pipe, handler)
+                tg.start_soon(self._read_stdout, process, pipes, handler)
                 tg.start_soon(self._read_stderr, process.stderr, handler)
                 try:
                     yield connection
@@ -117,16 +115,21 @@ class StdioTransport(Transport):
                         await self._shut_down(process, connection)
                     tg.cancel_scope.cancel()
         finally:
-            if stdout_pipe is not None:
-                stdout_pipe.close()
+            if pipes is not None:
+                pipes.close()
             with anyio.CancelScope(shield=True):
                 await _kill_group(process, signal.SIGKILL if sys.platform != "win32" else None)
 
-    async def _read_stdout(
-        self, process: anyio.abc.Process, stdout_pipe: StdoutPipe | None, handler: MessageHandler
-    ) -> None:
-        if stdout_pipe is not None:
-            await stdout_pipe.read_messages(handler, max_message_size=self.max_message_size)
+    @staticmethod
+    async def _stdin_of(process: anyio.abc.Process, pipes: ChildPipes | None) -> anyio.abc.ByteSendStream:
+        if pipes is not None:
+            return await pipes.writer()
+        assert process.stdin is not None
+        return process.stdin
+
+    async def _read_stdout(self, process: anyio.abc.Process, pipes: ChildPipes | None, handler: MessageHandler) -> None:
+        if pipes is not None:
+            await pipes.read_messages(handler, max_message_size=self.max_message_size)
         else:
             assert process.stdout is not None
             await read_lines(process.stdout, handler, max_message_size=self.max_message_size)
@@ -203,10 +206,9 @@ async def _kill_group(process: anyio.abc.Process, sig: signal.Signals | None) ->
 
 
 class _StdioConnection(LineConnection):
-    def __init__(self, process: anyio.abc.Process, description: str) -> None:
-        assert process.stdin is not None
+    def __init__(self, process: anyio.abc.Process, stdin: anyio.abc.ByteSendStream, description: str) -> None:
         self._process = process
-        super().__init__(process.stdin, describe_failure=self._failure)
+        super().__init__(stdin, describe_failure=self._failure)
         self._description = description
 
     def _failure(self) -> str:

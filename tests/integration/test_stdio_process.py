@@ -63,12 +63,15 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not here"}})
         continue
     send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    if "--stop-reading" in flags and message["method"] == "initialize":
+        time.sleep(120)
 while "--ignore-eof" in flags:
     time.sleep(1)
 """
 """A legacy-era server in a few lines: refuses discover, answers initialize, and has one tool that reports an
 environment variable, its pid and (with ``--spawn``) the pid of a child it started. ``--ignore-term`` ignores
-SIGTERM; ``--ignore-eof`` keeps running after its stdin closes."""
+SIGTERM; ``--ignore-eof`` keeps running after its stdin closes; ``--stop-reading`` never reads again after the
+handshake."""
 
 
 def peer(*options: str) -> StdioTransport:
@@ -274,3 +277,26 @@ async def test_a_maximum_is_never_reported_before_it_has_passed() -> None:
             with pytest.raises(MaxTimeout):
                 await client.call_tool("slow", {"seconds": 5}, timeout=TimeoutPolicy(idle=None, maximum=0.03))
             assert anyio.current_time() - started >= 0.03
+
+
+async def test_a_server_that_stops_reading_cannot_hold_a_write_past_the_maximum() -> None:
+    """The pipe fills up (the server reads nothing after the handshake): the write waits, bounded by the maximum,
+    and the client still shuts the server down."""
+    big = "x" * 4_000_000  # far more than a pipe buffers
+    async with Client(mini_server("--stop-reading"), timeout=POLICY) as client:
+        with anyio.fail_after(20), pytest.raises(MaxTimeout):
+            await client.call_tool("env", {"name": big}, timeout=TimeoutPolicy(idle=None, maximum=0.5))
+        pid = client.server_process_id
+    assert pid is not None
+    await wait_for(lambda: process_is_gone(pid))
+
+
+async def test_a_write_to_a_server_that_exited_is_a_transport_error_not_a_hang() -> None:
+    """Its stdin is gone: the request fails typed, and says it was not written (or that it may have been)."""
+    async with Client(mini_server(), timeout=POLICY) as client:
+        pid = client.server_process_id
+        assert pid is not None
+        os.kill(pid, 9)
+        await wait_for(lambda: process_is_gone(pid))
+        with anyio.fail_after(20), pytest.raises(TransportError):
+            await client.call_tool("env", {"name": "HOME"})

@@ -1,0 +1,189 @@
+"""The server's stdin and stdout as pipes the asyncio event loop drives directly.
+
+Through anyio's process streams every chunk the server writes travels: the loop's pipe callback resolves a future,
+the reader task is scheduled, resumes through several coroutine frames, splits the chunk, and waits on a new
+future. Every write, for its part, ends with a shielded checkpoint: a cancel scope and a whole loop turn. On
+asyncio under POSIX the client owns both pipes instead: the loop calls a protocol's ``data_received`` that runs the
+:class:`~mcp_client.transports.stream.LineSplitter` on the spot (one callback per chunk, nothing scheduled), and a
+write hands the bytes to the pipe transport and waits only when its buffer is full. On trio and on Windows the
+transport uses anyio's process streams as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import anyio
+import anyio.abc
+
+from mcp_client.transports.base import MessageHandler
+from mcp_client.transports.stream import LineSplitter, batch_hooks
+
+__all__ = ["ChildPipes", "PipeWriter"]
+
+
+class _SplitterProtocol(asyncio.Protocol):
+    def __init__(self, splitter: LineSplitter, ended: asyncio.Future[None], handler: MessageHandler) -> None:
+        self._splitter = splitter
+        self._ended = ended
+        self._batch_begin, self._batch_end = batch_hooks(handler)
+
+    def data_received(self, data: bytes) -> None:
+        self._batch_begin()
+        try:
+            self._splitter.feed(data)
+        finally:
+            self._batch_end()
+
+    def eof_received(self) -> bool:
+        return False  # nothing more will come: let the transport close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._ended.done():
+            self._ended.set_result(None)
+
+
+class _WriterProtocol(asyncio.BaseProtocol):
+    """Flow control of the write pipe: the transport pauses us when its buffer is above its high-water mark."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.paused = False
+        self.lost = False
+        self._drained: asyncio.Future[None] | None = None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self._wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    async def drained(self) -> None:
+        while self.paused and not self.lost:
+            self._drained = self._loop.create_future()
+            await self._drained
+
+
+class PipeWriter(anyio.abc.ByteSendStream):
+    """anyio's byte-stream interface over an asyncio write-pipe transport, waiting only while its buffer is full."""
+
+    def __init__(self, transport: asyncio.WriteTransport, protocol: _WriterProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._closed = False
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._transport.is_closing():
+            raise anyio.BrokenResourceError
+        self._transport.write(item)
+        if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
+            raise anyio.BrokenResourceError
+        if self._protocol.paused:
+            await self._protocol.drained()
+            if self._protocol.lost:
+                raise anyio.BrokenResourceError
+
+    def abort(self) -> None:
+        """Close the pipe now, dropping what is still buffered (unless it is closed already)."""
+        self._closed = True
+        if not self._protocol.lost:
+            self._transport.abort()
+
+    async def aclose(self) -> None:
+        """Close the pipe once what is buffered has been written (the server then sees end of input)."""
+        self._closed = True
+        self._transport.close()
+        await anyio.lowlevel.checkpoint()
+
+
+class ChildPipes:
+    """The child's stdin and stdout, as pipes of our own that the running asyncio loop serves. Use :meth:`open`."""
+
+    __slots__ = ("_stdin_write", "_stdin_writer", "_stdout_read", "stdin", "stdout")
+
+    def __init__(self) -> None:
+        stdin_read, stdin_write = os.pipe()
+        stdout_read, stdout_write = os.pipe()
+        self._stdin_write: int | None = stdin_write
+        self._stdout_read: int | None = stdout_read
+        self._stdin_writer: PipeWriter | None = None
+        self.stdin: int | None = stdin_read
+        """Give this to the child as its stdin, then call :meth:`spawned`."""
+        self.stdout: int | None = stdout_write
+        """Give this to the child as its stdout, then call :meth:`spawned`."""
+
+    @classmethod
+    def open(cls) -> ChildPipes | None:
+        """New pipes when this runs on asyncio under POSIX, else ``None`` (use anyio's process streams)."""
+        if sys.platform == "win32":
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # anyio runs on trio
+            return None
+        return cls()
+
+    def spawned(self) -> None:
+        """The child holds its copies of its ends now; ours must go, or end of input would never be seen."""
+        for fd in (self.stdin, self.stdout):
+            if fd is not None:
+                os.close(fd)
+        self.stdin = self.stdout = None
+
+    def close(self) -> None:
+        """Close everything: what :meth:`writer` and :meth:`read_messages` did not take over, and the write pipe
+        even if it still holds bytes a server that stopped reading never took."""
+        if self._stdin_writer is not None:
+            self._stdin_writer.abort()
+            self._stdin_writer = None
+        self.spawned()
+        for fd in (self._stdin_write, self._stdout_read):
+            if fd is not None:
+                os.close(fd)
+        self._stdin_write = self._stdout_read = None
+
+    async def writer(self) -> PipeWriter:
+        """The server's stdin as a byte stream (call once)."""
+        assert self._stdin_write is not None, "writer() runs once"
+        loop = asyncio.get_running_loop()
+        pipe = os.fdopen(self._stdin_write, "wb", buffering=0)
+        self._stdin_write = None  # the file object owns it now
+        try:
+            transport, protocol = await loop.connect_write_pipe(lambda: _WriterProtocol(loop), pipe)
+        except BaseException:
+            pipe.close()
+            raise
+        self._stdin_writer = PipeWriter(transport, protocol)
+        return self._stdin_writer
+
+    async def read_messages(self, handler: MessageHandler, *, max_message_size: int) -> None:
+        """Deliver the server's messages to ``handler`` from the loop's own callbacks; return at end of input."""
+        assert self._stdout_read is not None, "read_messages() runs once"
+        loop = asyncio.get_running_loop()
+        splitter = LineSplitter(handler, max_message_size=max_message_size)
+        ended: asyncio.Future[None] = loop.create_future()
+        pipe = os.fdopen(self._stdout_read, "rb", buffering=0)
+        self._stdout_read = None  # the file object owns it now
+        try:
+            transport, _ = await loop.connect_read_pipe(lambda: _SplitterProtocol(splitter, ended, handler), pipe)
+        except BaseException:
+            pipe.close()
+            raise
+        try:
+            await ended
+        finally:
+            transport.close()
+        splitter.finish()
