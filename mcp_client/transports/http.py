@@ -22,7 +22,7 @@ its own HTTP response, a JSON body or an SSE stream.
   event id, is resumed with ``GET`` + ``Last-Event-ID`` after the server's ``retry:`` (default 1 s), at most twice.
   At 2026-07-28 a broken stream simply fails its request (the session may re-issue it with a new id).
 * The client made here (no ``client=`` given) hands each idle pooled connection to one waiting request at a time;
-  see :func:`_fair_pool`. A caller's own client is used exactly as given.
+  see :mod:`mcp_client.transports._http_pool`. A caller's own client is used exactly as given.
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and :attr:`_HttpConnection.session_expired` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from
@@ -33,20 +33,19 @@ from __future__ import annotations
 
 import json
 import logging
-import types
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
-import httpcore
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import encode_header_value, modern_version, routing_name
+from mcp_client.transports._http_pool import fair_pool
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head
@@ -141,104 +140,8 @@ def _new_client(limits: httpx.Limits) -> httpx.AsyncClient:
     client = httpx.AsyncClient(limits=limits, timeout=DEFAULT_TIMEOUT, follow_redirects=False)
     for transport in (client._transport, *client._mounts.values()):
         if isinstance(transport, httpx.AsyncHTTPTransport):
-            _fair_pool(transport._pool)
+            fair_pool(transport._pool)
     return client
-
-
-def _fair_pool(pool: object) -> bool:
-    """Give an httpcore 1.0 HTTP/1.1 pool the assignment pass below; True if it was given (False: left as it is).
-
-    httpcore 1.0's pool (up to 1.0.9 at least) hands one idle connection to *every* request queued in a pass and
-    to every request arriving before the first of them has started on it: the connection stays idle until then.
-    All but one fail with ``ConnectionNotAvailable`` and go round again, each round another pass over every
-    connection and request (with a socket probe per idle connection). With calls arriving together that is
-    several passes per request: at 50 calls in flight (``python -m benchmarks.hotpath --in-flight 50``), about
-    6.4 passes and 4.5 refusals per request, over 40% of this process's CPU (encode/httpcore#822, #1110). It also
-    closes an idle connection whenever the pool holds more connections than ``max_keepalive_connections`` in all,
-    idle or not, so a busy pool can reconnect for nearly every request. httpcore2 (under httpx2) fixed both
-    (pydantic/httpx2#1075); this is the same pass for httpcore 1.0.
-    """
-    if not _POOL_PASS_FITS or not isinstance(pool, httpcore.AsyncConnectionPool):
-        return False
-    if getattr(pool, "_http2", True) or not all(hasattr(pool, name) for name in _POOL_FIELDS):
-        return False  # HTTP/2 connections take several requests at once: the stock pass is the right one
-    pool._assign_requests_to_connections = types.MethodType(_assign_requests_to_connections, pool)  # type: ignore[method-assign]
-    return True
-
-
-def _assign_requests_to_connections(pool: httpcore.AsyncConnectionPool) -> list[httpcore.AsyncConnectionInterface]:
-    """httpcore's pass (run under the pool's lock on every request's arrival and end), changed so:
-
-    * an idle connection already handed to a request that has not started on it yet is *reserved*: not handed to
-      another, not closed, not probed; and a pass hands each idle connection to one queued request only;
-    * ``max_keepalive_connections`` counts the idle connections that are not reserved, as it says;
-    * idle connections are probed for expiry (keep-alive timer; readable means closed by the server) only on
-      passes with a request waiting for one: the probe is a socket poll each, and half the passes are responses
-      ending, which hand nothing out;
-    * one scan of the requests and one of the connections, not one of the connections per queued request.
-    """
-    reserved: set[httpcore.AsyncConnectionInterface] = set()
-    waiting = False
-    for request in pool._requests:
-        if request.connection is None:
-            waiting = True
-        else:
-            reserved.add(request.connection)
-    closing: list[httpcore.AsyncConnectionInterface] = []
-    kept: list[httpcore.AsyncConnectionInterface] = []
-    idle: list[httpcore.AsyncConnectionInterface] = []  # idle and not reserved, oldest first
-    for connection in pool._connections:
-        if connection.is_closed():
-            continue
-        if connection not in reserved and connection.is_idle():
-            if waiting and connection.has_expired():
-                closing.append(connection)
-                continue
-            idle.append(connection)
-        kept.append(connection)
-    surplus = len(idle) - pool._max_keepalive_connections
-    if surplus > 0:
-        closing += idle[:surplus]
-        dropped = set(idle[:surplus])
-        kept = [connection for connection in kept if connection not in dropped]
-        idle = idle[surplus:]
-    pool._connections = kept
-    if not waiting:
-        return closing
-    available = [connection for connection in idle if connection.is_available()]
-    budget = pool._max_connections - len(kept)
-    for request in pool._requests:
-        if not available and budget <= 0:
-            break  # nothing left to hand out: the rest stay queued
-        if not request.is_queued():
-            continue
-        origin = request.request.url.origin
-        for index, connection in enumerate(available):
-            if connection.can_handle_request(origin):
-                del available[index]  # HTTP/1.1: one request per connection until it is released
-                request.assign_to_connection(connection)
-                break
-        else:
-            if budget > 0:
-                budget -= 1
-            elif available:  # at max_connections: replace an idle connection to another origin
-                replaced = available.pop(0)
-                kept.remove(replaced)
-                closing.append(replaced)
-            else:
-                continue
-            connection = pool.create_connection(origin)
-            kept.append(connection)
-            request.assign_to_connection(connection)
-    return closing
-
-
-_POOL_FIELDS = ("_requests", "_connections", "_max_connections", "_max_keepalive_connections")
-_POOL_PASS_FITS = httpcore.__version__.startswith("1.0.") and all(
-    callable(getattr(httpcore._async.connection_pool.AsyncPoolRequest, name, None))
-    for name in ("assign_to_connection", "is_queued", "clear_connection", "wait_for_connection")
-)
-"""The pass above is written against httpcore 1.0's pool internals; any other httpcore keeps its own."""
 
 
 class _HttpConnection(Connection):

@@ -3,7 +3,7 @@
 httpcore 1.0's own pool hands one idle connection to every request that arrives before the first of them has
 started on it (the losers fail with ``ConnectionNotAvailable`` and go round again), and closes idle connections
 whenever it holds more connections than ``max_keepalive_connections`` in all. The transport gives the pools of
-the client it makes its own assignment pass (``_fair_pool``); these tests drive such a pool directly, over
+the client it makes its own assignment pass (``fair_pool``); these tests drive such a pool directly, over
 httpcore's mock network backend, so nothing touches a socket and the counts are exact.
 """
 
@@ -19,7 +19,8 @@ import httpcore
 import httpx
 import pytest
 
-from mcp_client.transports import http as http_module
+from mcp_client.transports import _http_pool as pool_module
+from mcp_client.transports import http as http_transport_module
 from mcp_client.transports.http import DEFAULT_LIMITS, http
 
 pytestmark = pytest.mark.anyio
@@ -74,7 +75,7 @@ async def fair_pool(
         keepalive_expiry=expiry,
         network_backend=backend,
     )
-    assert http_module._fair_pool(pool)
+    assert pool_module.fair_pool(pool)
     async with pool:
         yield pool
 
@@ -188,7 +189,7 @@ async def test_at_max_connections_requests_wait_for_a_connection(refusals: list[
 
 def test_the_client_http_makes_gets_the_fair_pool() -> None:
     """Fails when an httpcore release no longer fits the pass (the transport then keeps httpcore's own)."""
-    client = http_module._new_client(DEFAULT_LIMITS)
+    client = http_transport_module._new_client(DEFAULT_LIMITS)
     transport = client._transport
     assert isinstance(transport, httpx.AsyncHTTPTransport)
     assert "_assign_requests_to_connections" in vars(transport._pool)
@@ -196,8 +197,8 @@ def test_the_client_http_makes_gets_the_fair_pool() -> None:
 
 
 def test_the_pass_is_not_given_to_http2_pools_or_other_pools() -> None:
-    assert not http_module._fair_pool(httpcore.AsyncConnectionPool(http2=True))
-    assert not http_module._fair_pool(object())
+    assert not pool_module.fair_pool(httpcore.AsyncConnectionPool(http2=True))
+    assert not pool_module.fair_pool(object())
 
 
 async def test_a_callers_client_is_used_as_given() -> None:
