@@ -323,9 +323,13 @@ class Session:
     async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
         """Write the request, bounded by the call's hard deadline (a server that stops reading cannot hold us)."""
         deadline = request.call.deadline
-        with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())):
-            await connection.send_request(message, headers=request.call.headers)
+        await anyio.lowlevel.checkpoint_if_cancelled()  # a caller cancelled before the write: nothing goes out
+        if request.call.headers is None and connection.try_send_request(message):
             request.written = True
+        else:
+            with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())):
+                await connection.send_request(message, headers=request.call.headers)
+                request.written = True
         if not request.written:
             # The write itself outlived the maximum: the request may be half-written, so it counts as written.
             await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us

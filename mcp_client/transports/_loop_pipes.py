@@ -83,6 +83,22 @@ class PipeWriter(anyio.abc.ByteSendStream):
         self._protocol = protocol
         self._closed = False
 
+    def try_send(self, item: bytes) -> bool:
+        """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise."""
+        if self._protocol.paused and not self._closed and not self._transport.is_closing():
+            return False
+        self._check_open()
+        self._transport.write(item)
+        if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
+            raise anyio.BrokenResourceError
+        return True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._transport.is_closing():
+            raise anyio.BrokenResourceError
+
     async def send(self, item: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
@@ -99,8 +115,10 @@ class PipeWriter(anyio.abc.ByteSendStream):
     def abort(self) -> None:
         """Close the pipe now, dropping what is still buffered (unless it is closed already)."""
         self._closed = True
-        if not self._protocol.lost:
-            self._transport.abort()
+        transport = self._transport
+        # Closing already, with nothing left to flush (closed after a failed write, or flushed): it goes by itself.
+        if not self._protocol.lost and (not transport.is_closing() or transport.get_write_buffer_size()):
+            transport.abort()
 
     async def aclose(self) -> None:
         """Close the pipe once what is buffered has been written (the server then sees end of input)."""

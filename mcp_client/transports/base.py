@@ -50,6 +50,11 @@ class Connection(abc.ABC):
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         """Write a request. Raises :class:`TransportError` with ``written`` saying whether it may have left."""
 
+    def try_send_request(self, message: JSONObject) -> bool:
+        """Write a request at once if that cannot block, and say so; ``False`` (the default): nothing was written,
+        use :meth:`send_request`. Raises :class:`TransportError` like it. Lets the common case skip a cancel scope."""
+        return False
+
     @abc.abstractmethod
     async def send_notification(self, message: JSONObject) -> None:
         """Write a notification (best effort; raises :class:`TransportError`)."""

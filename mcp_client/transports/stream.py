@@ -192,6 +192,18 @@ class LineConnection(Connection):
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         await self._write(message)
 
+    def try_send_request(self, message: JSONObject) -> bool:
+        send_now = getattr(self._send_stream, "try_send", None)  # a stream that can take bytes without waiting
+        if send_now is None or self._closed or self._lock.locked():
+            return False
+        try:
+            sent: bool = send_now(encode_message(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._closed = True
+            detail = str(exc) or type(exc).__name__
+            raise TransportError(f"{self._describe_failure()} ({detail})", written=False) from exc
+        return sent
+
     async def send_notification(self, message: JSONObject) -> None:
         await self._write(message)
 
