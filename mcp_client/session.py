@@ -418,9 +418,19 @@ class Session:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 
     def _abandon(self, request: WireRequest, reason: str) -> None:
-        """The request ends without its answer: stop routing to it and cancel it on the wire, in the background."""
+        """The request ends without its answer: stop routing to it and cancel it on the wire, at once if that
+        cannot block (a stdio line), else in the background."""
         self._forget(request)
         if request.method in _NOT_CANCELLABLE or self._connection is None or self._closed is not None:
+            return
+        modern = self.era is not None and self.era.modern
+        try:  # a line that fits in the pipe goes now, before the caller even sees the error
+            how = self._connection.try_cancel(request.request_id, reason, modern=modern)
+        except TransportError as exc:
+            logger.debug("could not cancel request %s: %s", request.request_id, exc)
+            return
+        if how is not None:
+            self.emit(CancelSent(request.request_id, how, reason))
             return
         self._cancels_pending += 1
         self._cancels_in_progress[request.request_id] = anyio.Event()

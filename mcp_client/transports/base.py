@@ -63,6 +63,11 @@ class Connection(abc.ABC):
     async def send_response(self, message: JSONObject) -> None:
         """Answer a server-initiated request (2025-11-25 only)."""
 
+    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
+        """Put the cancellation on the wire at once if that cannot block, and say how; ``None`` (the default):
+        nothing was written, use :meth:`cancel`. Raises :class:`TransportError` like it."""
+        return None
+
     @abc.abstractmethod
     async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
         """Put a cancellation of ``request_id`` on the wire in the form this transport and era require."""

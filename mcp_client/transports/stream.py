@@ -160,6 +160,13 @@ def _deliver_line(line: bytes, handler: MessageHandler) -> None:
     handler.on_message(message)
 
 
+def _cancellation(request_id: RequestId, reason: str | None) -> JSONObject:
+    params: JSONObject = {"requestId": request_id}
+    if reason:
+        params["reason"] = reason
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
 class LineConnection(Connection):
     """A :class:`Connection` writing newline-delimited JSON to a byte stream.
 
@@ -193,6 +200,12 @@ class LineConnection(Connection):
         await self._write(message)
 
     def try_send_request(self, message: JSONObject) -> bool:
+        return self._try_write(message)
+
+    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
+        return CancelMethod.NOTIFICATION if self._try_write(_cancellation(request_id, reason)) else None
+
+    def _try_write(self, message: JSONObject) -> bool:
         send_now = getattr(self._send_stream, "try_send", None)  # a stream that can take bytes without waiting
         if send_now is None or self._closed or self._lock.locked():
             return False
@@ -211,10 +224,7 @@ class LineConnection(Connection):
         await self._write(message)
 
     async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        params: JSONObject = {"requestId": request_id}
-        if reason:
-            params["reason"] = reason
-        await self._write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+        await self._write(_cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION
 
     async def close_input(self) -> None:
