@@ -459,7 +459,7 @@ class _HttpConnection(Connection):
                 f"message larger than the {limit}-byte limit was dropped", raw[:512], _id_from_head(raw)
             )
             return None
-        return self._parse(raw, _id_from_head(raw))  # a broken answer fails its request at once
+        return self._parse(raw)  # a broken answer fails its request at once (its id read from the head)
 
     async def _read_error(self, request_id: RequestId, response: httpx.Response) -> None:
         status = response.status_code
@@ -587,16 +587,17 @@ class _HttpConnection(Connection):
 
     # -- helpers ------------------------------------------------------------------------------------------------
 
-    def _parse(self, raw: bytes, request_id: RequestId | None) -> JSONObject | None:
+    def _parse(self, raw: bytes, request_id: RequestId | None = None) -> JSONObject | None:
+        """The JSON object in ``raw``, or None after reporting it (for ``request_id``, else the id in its head)."""
         try:
             message = json.loads(raw)
         except ValueError as exc:
-            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:512], request_id)
+            blamed = request_id if request_id is not None else _id_from_head(raw)
+            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:512], blamed)
             return None
         if not isinstance(message, dict):
-            self._handler.on_invalid(
-                f"a JSON {type(message).__name__} is not a JSON-RPC message", raw[:512], request_id
-            )
+            blamed = request_id if request_id is not None else _id_from_head(raw)
+            self._handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", raw[:512], blamed)
             return None
         return message
 
