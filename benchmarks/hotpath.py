@@ -65,12 +65,12 @@ class ConnectionCounter:
 
     def __init__(self) -> None:
         self.opened = 0
-        self._undo: list[tuple[type, Callable[..., Any]]] = []
+        self._undo: list[tuple[Any, Callable[..., Any]]] = []
 
     def __enter__(self) -> ConnectionCounter:
         for module in ("httpcore._backends.anyio", "httpcore2._backends.anyio"):
             try:
-                backend: type = importlib.import_module(module).AnyIOBackend
+                backend: Any = importlib.import_module(module).AnyIOBackend
             except (ImportError, AttributeError):
                 continue
             original = backend.connect_tcp
@@ -80,12 +80,12 @@ class ConnectionCounter:
                 self.opened += 1
                 return await _original(self_, *args, **kwargs)
 
-            backend.connect_tcp = connect_tcp  # type: ignore[method-assign]
+            backend.connect_tcp = connect_tcp
         return self
 
     def __exit__(self, *exc: object) -> None:
         for backend, original in self._undo:
-            backend.connect_tcp = original  # type: ignore[method-assign]
+            backend.connect_tcp = original
 
 
 def main(argv: list[str] | None = None) -> None:
