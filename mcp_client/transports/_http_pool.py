@@ -42,7 +42,8 @@ def _assign_requests_to_connections(pool: httpcore.AsyncConnectionPool) -> list[
     """httpcore's pass (run under the pool's lock on every request's arrival and end), changed so:
 
     * an idle connection already handed to a request that has not started on it yet is *reserved*: not handed to
-      another, not closed, not probed; and a pass hands each idle connection to one queued request only;
+      another and not counted as idle (it is still probed for expiry, so a request never starts on a connection
+      the server closed in the meantime); and a pass hands each idle connection to one queued request only;
     * ``max_keepalive_connections`` counts the idle connections that are not reserved, as it says;
     * idle connections are probed for expiry (keep-alive timer; readable means closed by the server) only on
       passes with a request waiting for one: the probe is a socket poll each, and half the passes are responses
@@ -62,7 +63,13 @@ def _assign_requests_to_connections(pool: httpcore.AsyncConnectionPool) -> list[
     for connection in pool._connections:
         if connection.is_closed():
             continue
-        if connection not in reserved and connection.is_idle():
+        if connection in reserved:
+            # Handed out but not started on yet: still probed, as httpcore does, so that one the server closed
+            # meanwhile (its keep-alive ran out) is dropped; its request then finds it closed and asks again.
+            if waiting and connection.is_idle() and connection.has_expired():
+                closing.append(connection)
+                continue
+        elif connection.is_idle():
             if waiting and connection.has_expired():
                 closing.append(connection)
                 continue

@@ -54,8 +54,10 @@ __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "SessionExpired
 
 logger = logging.getLogger("mcp_client.http")
 
-DEFAULT_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=20)
-"""No cap on connections (each streamed answer holds one): the number of calls in flight is the caller's business."""
+DEFAULT_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=20, keepalive_expiry=4.0)
+"""No cap on connections (each streamed answer holds one): the number of calls in flight is the caller's business.
+Idle connections are dropped after 4 s, before the 5 s after which common servers (uvicorn, Node) close them: with
+equal timeouts a request could go out on a connection the server was closing, and fail with a read error."""
 DEFAULT_TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=30.0, pool=None)
 """httpx's own clocks; reading is unbounded here because the request policy (idle, maximum) bounds it."""
 _SIDE_TIMEOUT = httpx.Timeout(30.0)
