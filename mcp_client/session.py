@@ -77,6 +77,8 @@ logger = logging.getLogger("mcp_client.session")
 _INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 _RECENT_LIMIT = 4096
+_CALLER_SCOPE_GRACE = 0.05
+"""Seconds to wait, once the caller's own deadline has come, for the caller's cancel scope to cancel us."""
 _NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
 
 
@@ -306,7 +308,9 @@ class Session:
                     return self._unwrap(request)
                 kind = self._clock_out(request, now)
                 if kind is TimeoutKind.CALLER:
-                    await anyio.lowlevel.checkpoint()  # the caller's scope cancels us here
+                    # The caller's own scope cancels us: give its timer the moment it may fire after ours (timers
+                    # are set early here, and the loop's selector rounds). Past that, the scope is shielded from us.
+                    await anyio.sleep(_CALLER_SCOPE_GRACE)
                     kind = TimeoutKind.MAXIMUM  # only reached if that scope was shielded from us: a hard stop anyway
                 if kind is not None:
                     raise self._timed_out(request, kind, now)
