@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import pytest
 import trio.testing
 
@@ -66,3 +67,20 @@ def anyio_backend(request: pytest.FixtureRequest) -> Any:
     if name == TRIO_FAKE_CLOCK:
         return (TRIO, {"clock": trio.testing.MockClock(autojump_threshold=0)})
     return name
+
+
+@pytest.fixture
+def refusals(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """One entry per ``ConnectionNotAvailable`` in httpcore: a request handed a connection another one took."""
+    seen: list[object] = []
+    original = httpcore.AsyncHTTPConnection.handle_async_request
+
+    async def counted(self: httpcore.AsyncHTTPConnection, request: httpcore.Request) -> httpcore.Response:
+        try:
+            return await original(self, request)
+        except httpcore.ConnectionNotAvailable:
+            seen.append(request)
+            raise
+
+    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "handle_async_request", counted)
+    return seen

@@ -87,30 +87,24 @@ class PipeWriter(anyio.abc.ByteSendStream):
         """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise."""
         if self._protocol.paused and not self._closed and not self._transport.is_closing():
             return False
-        self._check_open()
-        self._transport.write(item)
-        if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
-            raise anyio.BrokenResourceError
+        self._write(item)
         return True
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        if self._transport.is_closing():
-            raise anyio.BrokenResourceError
-
     async def send(self, item: bytes) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        if self._transport.is_closing():
-            raise anyio.BrokenResourceError
-        self._transport.write(item)
-        if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
-            raise anyio.BrokenResourceError
+        self._write(item)
         if self._protocol.paused:
             await self._protocol.drained()
             if self._protocol.lost:
                 raise anyio.BrokenResourceError
+
+    def _write(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._transport.is_closing():
+            raise anyio.BrokenResourceError
+        self._transport.write(item)
+        if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
+            raise anyio.BrokenResourceError
 
     def abort(self) -> None:
         """Close the pipe now, dropping what is still buffered (unless it is closed already)."""

@@ -192,9 +192,7 @@ class LineConnection(Connection):
             async with self._lock:
                 await self._send_stream.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            self._closed = True
-            detail = str(exc) or type(exc).__name__
-            raise TransportError(f"{self._describe_failure()} ({detail})", written=False) from exc
+            raise self._broken(exc) from exc
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         await self._write(message)
@@ -212,10 +210,14 @@ class LineConnection(Connection):
         try:
             sent: bool = send_now(encode_message(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            self._closed = True
-            detail = str(exc) or type(exc).__name__
-            raise TransportError(f"{self._describe_failure()} ({detail})", written=False) from exc
+            raise self._broken(exc) from exc
         return sent
+
+    def _broken(self, exc: BaseException) -> TransportError:
+        """The server's input failed under a write: nothing more goes out on it."""
+        self._closed = True
+        detail = str(exc) or type(exc).__name__
+        return TransportError(f"{self._describe_failure()} ({detail})", written=False)
 
     async def send_notification(self, message: JSONObject) -> None:
         await self._write(message)

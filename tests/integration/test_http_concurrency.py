@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 import anyio.abc
-import httpcore
 import pytest
 
 from mcp_client import Client, TimeoutPolicy
@@ -82,23 +81,6 @@ class Endpoint:
             self.gate = anyio.Event()
             gate.set()
         await gate.wait()
-
-
-@pytest.fixture
-def refusals(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """One entry per ``ConnectionNotAvailable`` in httpcore: a request handed a connection another one took."""
-    seen: list[object] = []
-    original = httpcore.AsyncHTTPConnection.handle_async_request
-
-    async def counted(self: httpcore.AsyncHTTPConnection, request: httpcore.Request) -> httpcore.Response:
-        try:
-            return await original(self, request)
-        except httpcore.ConnectionNotAvailable:
-            seen.append(request)
-            raise
-
-    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "handle_async_request", counted)
-    return seen
 
 
 @pytest.fixture

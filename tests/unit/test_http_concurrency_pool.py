@@ -48,23 +48,6 @@ class CountingBackend(httpcore.AsyncMockBackend):
         return await super().connect_tcp(host, port, timeout, local_address, socket_options)
 
 
-@pytest.fixture
-def refusals(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """One entry per ``ConnectionNotAvailable``: a request that was handed a connection someone else took."""
-    seen: list[object] = []
-    original = httpcore.AsyncHTTPConnection.handle_async_request
-
-    async def counted(self: httpcore.AsyncHTTPConnection, request: httpcore.Request) -> httpcore.Response:
-        try:
-            return await original(self, request)
-        except httpcore.ConnectionNotAvailable:
-            seen.append(request)
-            raise
-
-    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "handle_async_request", counted)
-    return seen
-
-
 @asynccontextmanager
 async def fair_pool(
     backend: CountingBackend, *, keepalive: int, max_connections: int | None = None, expiry: float | None = None
