@@ -33,22 +33,25 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+import socket
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
+from typing import cast
 
 import anyio
 import anyio.abc
 import httpx
-from httpx_sse import EventSource, ServerSentEvent
 
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import encode_header_value, modern_version, routing_name
 from mcp_client.transports._http_pool import fair_pool
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
+from mcp_client.transports._json import loads
+from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
-from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head
+from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head, batch_hooks
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "SessionExpired", "encode_header_value", "http"]
 
@@ -87,11 +90,11 @@ class _StreamState:
     last_event_id: str | None = None
     retry: float | None = None
 
-    def saw(self, event: ServerSentEvent) -> None:
-        if event.id:
-            self.last_event_id = event.id
-        if event.retry is not None and event.retry >= 0:
-            self.retry = min(event.retry / 1000.0, _MAX_RETRY)
+    def saw(self, decoder: SSEDecoder) -> None:
+        if decoder.last_event_id is not None:
+            self.last_event_id = decoder.last_event_id or None  # an empty id clears it
+        if decoder.retry is not None:
+            self.retry = min(decoder.retry / 1000.0, _MAX_RETRY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +165,11 @@ class _HttpConnection(Connection):
             transport.auth if transport.auth is not None else httpx.USE_CLIENT_DEFAULT
         )
         self._handler = handler
+        self._batch_begin, self._batch_end = batch_hooks(handler)
         self._task_group = task_group
         self._streams: dict[RequestId, anyio.CancelScope] = {}
+        self._open_responses: dict[RequestId, object] = {}
+        """httpcore's network stream under each response being read, to cut it at once when its request ends."""
         self._session_id: str | None = None
         """2025-11-25: the ``Mcp-Session-Id`` the server gave with its ``initialize`` answer."""
         self._version: str | None = None
@@ -282,10 +288,20 @@ class _HttpConnection(Connection):
         await self._post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
         return CancelMethod.NOTIFICATION_AND_STREAM_CLOSE
 
+    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
+        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting."""
+        if not modern:
+            return None
+        self.release(request_id)
+        return CancelMethod.STREAM_CLOSE
+
     def release(self, request_id: RequestId) -> None:
         scope = self._streams.pop(request_id, None)
         if scope is not None:
             scope.cancel()
+            # The reader closes the response once it runs again; shutting the socket now means the server sees
+            # the stream end in this loop turn, not after the reader's wake-up and httpx's close path.
+            _shut_down(self._open_responses.pop(request_id, None))
 
     def _forget(self, request_id: RequestId, scope: anyio.CancelScope) -> None:
         if self._streams.get(request_id) is scope:
@@ -353,11 +369,16 @@ class _HttpConnection(Connection):
                 self._fail(request_id, f"the request to {self._url} failed: {_describe(exc)}", written=True)
             return
         assert response is not None
+        network_stream = response.extensions.get("network_stream")
+        if network_stream is not None:
+            self._open_responses[request_id] = network_stream
         try:
             await self._read(request_id, method, response, modern)
         except httpx.HTTPError as exc:
             self._fail(request_id, f"the answer from {self._url} broke off: {_describe(exc)}", written=True)
         finally:
+            if network_stream is not None and self._open_responses.get(request_id) is network_stream:
+                del self._open_responses[request_id]
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
                 await response.aclose()
 
@@ -434,34 +455,49 @@ class _HttpConnection(Connection):
         self, request_id: RequestId, method: object, response: httpx.Response, state: _StreamState
     ) -> bool:
         """Deliver the stream's messages; True once the response to ``request_id`` was among them."""
-        async with aclosing(EventSource(response).aiter_sse()) as events:
-            async for event in events:
-                state.saw(event)
-                message = self._event_message(event, request_id)
-                if message is not None and self._deliver(request_id, method, response, message):
+        decoder = SSEDecoder(self._max_message_size)
+        async with aclosing(_body_chunks(response)) as chunks:
+            async for chunk in chunks:
+                events = decoder.feed(chunk)
+                state.saw(decoder)
+                if events and self._deliver_events(request_id, method, response, events):
                     # The server ends the stream after the response: read to its end (briefly) so the connection
                     # goes back to the pool instead of being closed; anything after the response is ignored.
                     with anyio.move_on_after(_DRAIN_BUDGET):
-                        async for _ in events:
+                        async for _ in chunks:
                             pass
                     return True
         return False
 
-    def _event_message(self, event: ServerSentEvent, request_id: RequestId | None) -> JSONObject | None:
+    def _deliver_events(
+        self, request_id: RequestId, method: object, response: httpx.Response, events: list[SSEEvent]
+    ) -> bool:
+        """Hand one chunk's events to the session as one batch; True once the response was among them (what
+        follows it is dropped)."""
+        self._batch_begin()
+        try:
+            for event in events:
+                message = self._event_message(event, request_id)
+                if message is not None and self._deliver(request_id, method, response, message):
+                    return True
+            return False
+        finally:
+            self._batch_end()
+
+    def _event_message(self, event: SSEEvent, request_id: RequestId | None) -> JSONObject | None:
         """The JSON-RPC message of one SSE event, or None (priming, keep-alive, other event types, broken data)."""
         if not event.data:
             return None  # priming event (legacy resumption) or an empty one
-        if event.event not in ("message", ""):
-            logger.debug("ignoring SSE event of type %r (request %s)", event.event, request_id)
+        if event.type != "message":
+            logger.debug("ignoring SSE event of type %r (request %s)", event.type, request_id)
             return None
-        raw = event.data.encode()
-        if len(raw) > self._max_message_size:
+        if event.oversized:
             limit = self._max_message_size
             self._handler.on_invalid(
-                f"message larger than the {limit}-byte limit was dropped", raw[:512], _id_from_head(raw)
+                f"message larger than the {limit}-byte limit was dropped", event.data, _id_from_head(event.data)
             )
             return None
-        return self._parse(raw)  # a broken answer fails its request at once (its id read from the head)
+        return self._parse(event.data)  # a broken answer fails its request at once (its id read from the head)
 
     async def _read_error(self, request_id: RequestId, response: httpx.Response) -> None:
         status = response.status_code
@@ -576,15 +612,29 @@ class _HttpConnection(Connection):
                     self._expired_by(response)
                     logger.debug("no standalone GET stream: HTTP %s %s", status, _content_type(response))
                     raise _StopListening
-                async with aclosing(EventSource(response).aiter_sse()) as events:
-                    async for event in events:
-                        state.saw(event)
-                        message = self._event_message(event, None)
-                        if message is not None:
-                            brought = True
-                            self._handler.on_message(message)
+                decoder = SSEDecoder(self._max_message_size)
+                async with aclosing(_body_chunks(response)) as chunks:
+                    async for chunk in chunks:
+                        events = decoder.feed(chunk)
+                        state.saw(decoder)
+                        if events:
+                            brought = self._deliver_unsolicited(events) or brought
         except httpx.HTTPError as exc:
             logger.debug("the standalone GET stream broke off: %s", exc)
+        return brought
+
+    def _deliver_unsolicited(self, events: list[SSEEvent]) -> bool:
+        """Hand the GET stream's events to the session as one batch; True if any was a message."""
+        brought = False
+        self._batch_begin()
+        try:
+            for event in events:
+                message = self._event_message(event, None)
+                if message is not None:
+                    brought = True
+                    self._handler.on_message(message)
+        finally:
+            self._batch_end()
         return brought
 
     # -- helpers ------------------------------------------------------------------------------------------------
@@ -592,7 +642,7 @@ class _HttpConnection(Connection):
     def _parse(self, raw: bytes, request_id: RequestId | None = None) -> JSONObject | None:
         """The JSON object in ``raw``, or None after reporting it (for ``request_id``, else the id in its head)."""
         try:
-            message = json.loads(raw)
+            message = loads(raw)
         except ValueError as exc:
             blamed = request_id if request_id is not None else _id_from_head(raw)
             self._handler.on_invalid(f"not valid JSON ({exc})", raw[:512], blamed)
@@ -607,7 +657,9 @@ class _HttpConnection(Connection):
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
         answers = "method" not in message and _same_id(message.get("id"), request_id)
         if answers:
-            self._streams.pop(request_id, None)  # answered: releasing the request must not cut the stream's end
+            # Answered: releasing the request must not cut the stream's end (its connection goes back to the pool).
+            self._streams.pop(request_id, None)
+            self._open_responses.pop(request_id, None)
             if method == "initialize":
                 self._adopt_session(message, response)
         self._handler.on_message(message)
@@ -640,8 +692,28 @@ async def _read_body(response: httpx.Response, limit: int) -> bytes:
     return bytes(body[:limit])
 
 
+def _body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body as it arrives: raw when the server did not compress it (no decoder pass), else decoded."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    chunks = response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
+    return cast(AsyncGenerator[bytes, None], chunks)  # httpx types them as iterators; they are async generators
+
+
 class _StopListening(Exception):
     """The server has no standalone GET stream for us (405, an error status, not SSE): stop trying."""
+
+
+def _shut_down(network_stream: object) -> None:
+    """Shut down the socket under an httpcore network stream, if it has one (HTTP/1.1 on asyncio or trio)."""
+    get_extra_info = getattr(network_stream, "get_extra_info", None)
+    if get_extra_info is None:
+        return
+    try:
+        sock = get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError, TypeError):  # already closed, or not a socket we can shut: the close follows
+        logger.debug("could not shut down the socket of a released response", exc_info=True)
 
 
 def _content_type(response: httpx.Response) -> str:

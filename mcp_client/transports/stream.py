@@ -20,6 +20,7 @@ import anyio.abc
 
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
+from mcp_client.transports._json import loads
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "read_lines"]
@@ -150,7 +151,7 @@ def _deliver_line(line: bytes, handler: MessageHandler) -> None:
     if not line.strip():
         return
     try:
-        message = json.loads(line)
+        message = loads(line)
     except ValueError as exc:
         handler.on_invalid(f"not valid JSON ({exc})", line[:512], _id_from_head(line))
         return
