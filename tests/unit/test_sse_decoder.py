@@ -118,7 +118,8 @@ def test_an_oversized_event_keeps_only_its_head_and_memory_stays_bounded() -> No
 
 def test_many_data_lines_past_the_limit_make_an_oversized_event() -> None:
     events, _ = decode(b"data: 0123456789\n" * 20 + b"\n", limit=100)
-    assert len(events) == 1 and events[0].oversized
+    assert len(events) == 1
+    assert events[0].oversized
     assert events[0].data.startswith(b"0123456789\n0123456789")
 
 
