@@ -327,7 +327,10 @@ class Session:
     async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
         """Write the request, bounded by the call's hard deadline (a server that stops reading cannot hold us)."""
         deadline = request.call.deadline
-        await anyio.lowlevel.checkpoint_if_cancelled()  # a caller cancelled before the write: nothing goes out
+        if len(request.call.request_ids) > 1 or deadline.caller_deadline == -math.inf:
+            # A caller cancelled before the write: nothing goes out. (Before a call's first write there was no
+            # await since request() read the caller's scopes, where -inf says one was cancelled: no need to look.)
+            await anyio.lowlevel.checkpoint_if_cancelled()
         if request.call.headers is None and connection.try_send_request(message):
             request.written = True
         else:

@@ -30,7 +30,7 @@ from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.base import Connection, MessageHandler
 from mcp_client.transports.memory import byte_stream_pair
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection, read_lines
-from tests.integration.helpers import sent_calls
+from tests.integration.helpers import sent_calls, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -298,3 +298,21 @@ async def test_maximum_counts_a_write_that_never_completes(events: list[Event]) 
 
     assert elapsed == pytest.approx(8)
     assert not sent_calls(events)
+
+
+@pytest.mark.fake_clock
+async def test_a_call_made_in_a_scope_already_cancelled_writes_nothing(connect: Connect, events: list[Event]) -> None:
+    """Cancelled before it starts (the scope's cancel() was called first): no request and no cancel on the wire."""
+    peer = ScriptedPeer(era="modern")
+    async with connect(peer, timeout=TimeoutPolicy(idle=100, maximum=1000)) as client:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await client.call_tool("echo", {"text": "never"})
+        assert scope.cancelled_caught
+        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+
+    calls = [m for m in peer.stats.received if m.get("method") == "tools/call"]
+    assert [call["params"]["arguments"]["text"] for call in calls] == ["after"]
+    assert peer.stats.calls_by_tool["echo"] == 1
+    assert peer.stats.cancelled_request_ids == []
+    assert not [e for e in events if isinstance(e, CancelSent)]

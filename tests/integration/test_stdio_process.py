@@ -17,12 +17,15 @@ import anyio
 import pytest
 
 from mcp_client import (
+    CancelSent,
     Client,
     ConnectError,
     Event,
+    LateMessage,
     MaxTimeout,
     MCPClientError,
     ProtocolViolation,
+    RequestSent,
     ServerStderr,
     TimeoutPolicy,
     TransportError,
@@ -300,3 +303,18 @@ async def test_a_write_to_a_server_that_exited_is_a_transport_error_not_a_hang()
         await wait_for(lambda: process_is_gone(pid))
         with anyio.fail_after(20), pytest.raises(TransportError):
             await client.call_tool("env", {"name": "HOME"})
+
+
+async def test_a_call_made_in_a_scope_already_cancelled_writes_nothing_to_the_pipe() -> None:
+    """The write that cannot block goes out without an await; a caller's cancel called before still stops it."""
+    events: list[Event] = []
+    async with Client(peer("--era", "modern"), timeout=POLICY, on_event=events.append) as client:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await client.call_tool("echo", {"text": "never"})
+        assert scope.cancelled_caught
+        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+
+    sent = [e for e in events if isinstance(e, RequestSent) and e.method == "tools/call"]
+    assert len(sent) == 1
+    assert not [e for e in events if isinstance(e, LateMessage | CancelSent)]
