@@ -8,8 +8,10 @@ measurement in :mod:`benchmarks.measure` is written against it, so both SDKs run
 * ``reference`` - ``mcp.Client`` (mcp 2.3.0) on ``StdioServerParameters`` or ``streamable_http_client``, with its
   defaults except the HTTP connection pool, uncapped like mcp_client's (see :func:`_reference`).
 * ``raw`` - the wire floor: the same ``tools/call`` request, bytes built with ``json.dumps`` and answers parsed with
-  ``json.loads``, over the child's pipes (anyio process streams, one newline per message) or as one bare httpx POST
-  with the same headers. It runs on the same event loop and does nothing else: no ids table, no timers, no models.
+  ``json.loads``, over the child's pipes (anyio process streams, one newline per message, one call at a time) or as
+  one bare httpx streaming POST with the same headers (on an uncapped pool with no read timeout, so any number of
+  calls can be in flight). It runs on the same event loop and does nothing else: no ids table, no timers, no models;
+  progress notifications are parsed and a callback is called for each (the floor of the progress figure).
 """
 
 from __future__ import annotations
@@ -242,7 +244,7 @@ class _RawStdio:
         self._buffer = b""
         self._next_id = 0
 
-    async def roundtrip(self, method: str, params: dict[str, Any]) -> Any:
+    async def roundtrip(self, method: str, params: dict[str, Any], on_progress: Progressed | None = None) -> Any:
         self._next_id += 1
         await self._stdin.send(json.dumps(_request(self._next_id, method, params)).encode() + b"\n")
         while True:
@@ -254,6 +256,8 @@ class _RawStdio:
             message = json.loads(line)
             if message.get("id") == self._next_id:
                 return message
+            if on_progress is not None and message.get("method") == "notifications/progress":
+                on_progress()
 
     async def call(
         self,
@@ -263,9 +267,9 @@ class _RawStdio:
         timeout: float | None = None,
         on_progress: Progressed | None = None,
     ) -> str:
-        if timeout is not None or on_progress is not None:
-            raise NotImplementedError("the raw floor only does plain calls")
-        return _tool_text(await self.roundtrip("tools/call", {"name": tool, "arguments": arguments}))
+        if timeout is not None:
+            raise NotImplementedError("the raw floor has no timeouts")
+        return _tool_text(await self.roundtrip("tools/call", {"name": tool, "arguments": arguments}, on_progress))
 
 
 @asynccontextmanager
@@ -280,15 +284,24 @@ async def _raw_stdio() -> AsyncIterator[Driver]:
 
 
 class _RawHttp:
-    """One bare POST per call with the 2026-07-28 headers; the answer read from the JSON or SSE body."""
+    """One bare streaming POST per call with the 2026-07-28 headers; the answer read from the JSON or SSE body.
+
+    Any number of calls can be in flight (each has its own id and its own connection from an uncapped pool). The
+    SSE body is split into lines as its chunks arrive and parsed up to the ``data:`` line that carries this call's
+    id; the rest of the body (the end of the chunked stream) is then drained unparsed so the connection goes back
+    to the pool, as ``client.post`` leaves it.
+    """
 
     def __init__(self, client: httpx.AsyncClient, url: str) -> None:
         self._client = client
         self._url = url
         self._next_id = 0
 
-    async def roundtrip(self, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+    async def roundtrip(
+        self, method: str, params: dict[str, Any], name: str | None = None, on_progress: Progressed | None = None
+    ) -> Any:
         self._next_id += 1
+        request_id = self._next_id
         headers = {
             "Content-Type": "application/json",
             "Accept": _ACCEPT,
@@ -297,16 +310,24 @@ class _RawHttp:
         }
         if name is not None:
             headers["Mcp-Name"] = name
-        body = json.dumps(_request(self._next_id, method, params)).encode()
-        response = await self._client.post(self._url, content=body, headers=headers)
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            for line in response.text.splitlines():
-                if line.startswith("data:"):
-                    message = json.loads(line[5:])
-                    if message.get("id") == self._next_id:
-                        return message
+        body = json.dumps(_request(request_id, method, params)).encode()
+        async with self._client.stream("POST", self._url, content=body, headers=headers) as response:
+            if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                return json.loads(await response.aread())
+            chunks = response.aiter_bytes()
+            buffer = b""
+            async for chunk in chunks:
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
+                    if line.startswith(b"data:"):
+                        message = json.loads(line[5:])
+                        if message.get("id") == request_id:
+                            async for _ in chunks:
+                                pass
+                            return message
+                        if on_progress is not None and message.get("method") == "notifications/progress":
+                            on_progress()
             raise RuntimeError("the SSE stream ended without the answer")
-        return json.loads(response.content)
 
     async def call(
         self,
@@ -316,14 +337,17 @@ class _RawHttp:
         timeout: float | None = None,
         on_progress: Progressed | None = None,
     ) -> str:
-        if timeout is not None or on_progress is not None:
-            raise NotImplementedError("the raw floor only does plain calls")
-        return _tool_text(await self.roundtrip("tools/call", {"name": tool, "arguments": arguments}, tool))
+        if timeout is not None:
+            raise NotImplementedError("the raw floor has no timeouts")
+        return _tool_text(await self.roundtrip("tools/call", {"name": tool, "arguments": arguments}, tool, on_progress))
 
 
 @asynccontextmanager
 async def _raw_http(url: str) -> AsyncIterator[Driver]:
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as client:
+    # No cap on connections (each call in flight holds one) and no read timeout (a call may be held for minutes),
+    # as the memory job needs; 20 kept alive, httpx's default and what the other two clients keep.
+    timeout = httpx.Timeout(60.0, read=None)
+    async with httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=None)) as client:
         raw = _RawHttp(client, url)
         await raw.roundtrip("server/discover", {})
         yield raw

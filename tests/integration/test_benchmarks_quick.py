@@ -51,4 +51,6 @@ def test_quick_stdio_run_reports_every_metric(tmp_path: Path) -> None:
         if not (isinstance(metrics.get(key, {}).get(client), int | float) and metrics[key][client] > 0)
     ]
     assert not missing, f"metrics not measured (or not positive): {missing}"
+    # The raw stdio driver does one call at a time: no floor for memory per call in flight (HTTP has one).
+    assert metrics["memory_per_call_bytes"]["floor"] is None
     assert output.with_suffix(".md").read_text(encoding="utf-8").startswith("| metric |")
