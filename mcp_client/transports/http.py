@@ -35,7 +35,7 @@ import json
 import logging
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -158,7 +158,12 @@ class _HttpConnection(Connection):
         task_group: anyio.abc.TaskGroup,
     ) -> None:
         self._url = transport.url
-        self._base_headers = dict(transport.headers)
+        self._base_headers = {name.lower(): value for name, value in transport.headers.items()}
+        """The caller's headers, names in lower case: a plain dict is merged into each request far faster than
+        an ``httpx.Headers``, and lower case lets ours replace theirs by key."""
+        self._endpoint: httpx.URL | str = transport.url
+        with suppress(httpx.InvalidURL):  # (an invalid URL fails each request as it is built, as a TransportError)
+            self._endpoint = httpx.URL(transport.url)  # parsed once, not per request
         self._max_message_size = transport.max_message_size
         self._client = client
         self._auth: httpx.Auth | httpx._client.UseClientDefault = (
@@ -184,26 +189,27 @@ class _HttpConnection(Connection):
 
     # -- writing ------------------------------------------------------------------------------------------------
 
-    def _headers(self, message: JSONObject, extra: Mapping[str, str] | None) -> httpx.Headers:
-        headers = httpx.Headers(self._base_headers)
+    def _headers(self, message: JSONObject, extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = self._base_headers.copy()
         if extra:
-            headers.update(extra)
-        headers["Accept"] = _ACCEPT
-        headers["Content-Type"] = "application/json"
+            for key, value in extra.items():
+                headers[key.lower()] = value
+        headers["accept"] = _ACCEPT
+        headers["content-type"] = "application/json"
         version = modern_version(message)
         method = message.get("method")
         if version is not None:
-            headers["MCP-Protocol-Version"] = version
+            headers["mcp-protocol-version"] = version
             if isinstance(method, str):
-                headers["Mcp-Method"] = method
+                headers["mcp-method"] = method
             name = routing_name(message)
             if name is not None:
-                headers["Mcp-Name"] = name
+                headers["mcp-name"] = name
         elif method != "initialize":
             if self._version is not None:
-                headers["MCP-Protocol-Version"] = self._version
+                headers["mcp-protocol-version"] = self._version
             if self._session_id is not None:
-                headers["Mcp-Session-Id"] = self._session_id
+                headers["mcp-session-id"] = self._session_id
         return headers
 
     def _build(
@@ -213,9 +219,9 @@ class _HttpConnection(Connection):
             body = _encode(message).encode()
             headers = self._headers(message, extra)
             if timeout is None:
-                return self._client.build_request("POST", self._url, content=body, headers=headers)
-            return self._client.build_request("POST", self._url, content=body, headers=headers, timeout=timeout)
-        except (httpx.HTTPError, httpx.InvalidURL, ValueError, TypeError) as exc:
+                return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
+            return self._client.build_request("POST", self._endpoint, content=body, headers=headers, timeout=timeout)
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError, TypeError, AttributeError) as exc:
             raise TransportError(f"could not build the HTTP request to {self._url}: {exc}", written=False) from exc
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
@@ -239,7 +245,9 @@ class _HttpConnection(Connection):
             previous.cancel()
         self._streams[request_id] = scope
         try:
-            await self._task_group.start(self._exchange, request_id, method, request, scope, version is not None)
+            # Not start(): the caller need not wait a loop turn for the reader to begin. A release() before it runs
+            # cancels its scope before it is entered, and then nothing is sent.
+            self._task_group.start_soon(self._exchange, request_id, method, request, scope, version is not None)
         except BaseException:
             self._forget(request_id, scope)
             scope.cancel()
@@ -316,9 +324,9 @@ class _HttpConnection(Connection):
         self._streams.clear()
         if self._session_id is None or self.session_expired:
             return
-        headers = {**self._base_headers, "Mcp-Session-Id": self._session_id}
+        headers = {**self._base_headers, "mcp-session-id": self._session_id}
         if self._version is not None:
-            headers["MCP-Protocol-Version"] = self._version
+            headers["mcp-protocol-version"] = self._version
         with anyio.move_on_after(_CLOSE_BUDGET):
             try:
                 response = await self._client.request(
@@ -337,12 +345,9 @@ class _HttpConnection(Connection):
         request: httpx.Request,
         scope: anyio.CancelScope,
         modern: bool,
-        *,
-        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
             with scope:
-                task_status.started()
                 await self._send_and_read(request_id, method, request, modern)
         except MCPClientError as exc:  # an auth failure: typed already, and not a broken channel (not retried)
             self._handler.on_request_failed(request_id, exc)
@@ -379,7 +384,7 @@ class _HttpConnection(Connection):
         finally:
             if network_stream is not None and self._open_responses.get(request_id) is network_stream:
                 del self._open_responses[request_id]
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
+            with _closing_scope():
                 await response.aclose()
 
     async def _read(self, request_id: RequestId, method: object, response: httpx.Response, modern: bool) -> None:
@@ -461,11 +466,11 @@ class _HttpConnection(Connection):
                 events = decoder.feed(chunk)
                 state.saw(decoder)
                 if events and self._deliver_events(request_id, method, response, events):
-                    # The server ends the stream after the response: read to its end (briefly) so the connection
-                    # goes back to the pool instead of being closed; anything after the response is ignored.
-                    with anyio.move_on_after(_DRAIN_BUDGET):
-                        async for _ in chunks:
-                            pass
+                    # The server ends the stream after the response: read to its end (bounded by the deadline
+                    # _deliver gave the reader's scope) so the connection goes back to the pool instead of being
+                    # closed; anything after the response is ignored.
+                    async for _ in chunks:
+                        pass
                     return True
         return False
 
@@ -563,7 +568,7 @@ class _HttpConnection(Connection):
         try:
             yield response
         finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
+            with _closing_scope():
                 await response.aclose()
 
     def _start_listening(self) -> None:
@@ -657,8 +662,11 @@ class _HttpConnection(Connection):
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
         answers = "method" not in message and _same_id(message.get("id"), request_id)
         if answers:
-            # Answered: releasing the request must not cut the stream's end (its connection goes back to the pool).
-            self._streams.pop(request_id, None)
+            # Answered: releasing the request must not cut the stream's end (its connection goes back to the pool),
+            # but the end must come soon. (Called in the reader's task: the scope is the one it runs in.)
+            scope = self._streams.pop(request_id, None)
+            if scope is not None:
+                scope.deadline = anyio.current_time() + _DRAIN_BUDGET
             self._open_responses.pop(request_id, None)
             if method == "initialize":
                 self._adopt_session(message, response)
@@ -701,6 +709,11 @@ def _body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
 
 class _StopListening(Exception):
     """The server has no standalone GET stream for us (405, an error status, not SSE): stop trying."""
+
+
+def _closing_scope() -> anyio.CancelScope:
+    """Closing a response: shielded from the reader's cancellation, bounded on its own (one scope, one timer)."""
+    return anyio.CancelScope(shield=True, deadline=anyio.current_time() + _CLOSE_BUDGET)
 
 
 def _shut_down(network_stream: object) -> None:
