@@ -421,6 +421,29 @@ def test_limits_and_client_are_exclusive() -> None:
     assert http(URL).description == URL
 
 
+@pytest.mark.fake_clock
+async def test_a_stream_left_open_after_its_answer_is_closed_after_a_short_drain(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """The call returns at its answer; the rest of the stream is read (so the connection could be reused) for at
+    most the drain budget of about a second, then closed: a server that never ends it cannot hold a reader."""
+    streams: list[SSE] = []
+
+    async def answer_and_linger(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        streams.append(SSE([event({"jsonrpc": "2.0", "id": body["id"], "result": text_result("ok")})], stay_open=True))
+        return sse_response(streams[-1])
+
+    server.routes["tools/call:linger"] = answer_and_linger
+    async with client_for(server, http_client, events) as client:
+        assert (await client.call_tool("linger")).content[0].text == "ok"  # type: ignore[union-attr]
+        assert not streams[0].closed  # still draining
+        await anyio.sleep(0.5)
+        assert not streams[0].closed
+        await anyio.sleep(1)
+        assert streams[0].closed
+    assert not [e for e in events if isinstance(e, CancelSent)]  # an answered request is not cancelled
+
+
 # -- cancellation ----------------------------------------------------------------------------------------------
 
 
