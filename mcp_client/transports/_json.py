@@ -22,6 +22,6 @@ def loads(raw: bytes | str) -> object:
         value, end = _scan(text)
     except json.JSONDecodeError:
         return json.loads(text)  # leading whitespace, or not JSON: its own error message
-    if end != len(text) and not text[end:].isspace():
+    if end != len(text) and text[end:].strip(" \t\n\r"):  # JSON's own whitespace only, as json.loads allows
         return json.loads(text)  # raises "Extra data" as json.loads would
     return value

@@ -126,8 +126,8 @@ class SSEDecoder:
 
     def _cut_long_line(self, tail: bytes) -> bytes:
         """A line longer than any acceptable event: keep its head (if it is data), drop the rest as it comes."""
-        if tail.startswith(b"data"):
-            value = tail[5:] if tail[4:5] == b":" else b""
+        if tail.startswith(b"data:"):
+            value = tail[5:]
             self._add_data(value[1:] if value[:1] == b" " else value)
             if not self._oversized:
                 self._keep_head_only()

@@ -16,7 +16,17 @@ GOOD = [
     b'"just a string"',
     b"NaN",
 ]
-BAD = [b"", b"   ", b'{"a":1} trailing', b'{"a":1}{"b":2}', b'{"a":', b"\xff\xfe{}", b"{'a': 1}"]
+BAD = [
+    b"",
+    b"   ",
+    b'{"a":1} trailing',
+    b"{}\x0c",  # a form feed is whitespace to Python, not to JSON
+    b"{}\xc2\xa0",
+    b'{"a":1}{"b":2}',
+    b'{"a":',
+    b"\xff\xfe{}",
+    b"{'a': 1}",
+]
 
 
 @pytest.mark.parametrize("raw", GOOD)

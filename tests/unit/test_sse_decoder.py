@@ -127,3 +127,10 @@ def test_an_event_at_the_limit_is_whole() -> None:
     data = b"z" * 100
     events, _ = decode(b"data: " + data + b"\n\n", limit=100)
     assert events == [SSEEvent(data)]
+
+
+def test_a_long_line_of_an_unknown_field_is_skipped_not_taken_for_data() -> None:
+    decoder = SSEDecoder(100)
+    events = decoder.feed(b"datax: " + b"y" * 500)
+    events += decoder.feed(b"y" * 500 + b"\ndata: small\n\n")
+    assert events == [SSEEvent(b"small")]
