@@ -7,7 +7,7 @@ in-process through :func:`~mcp_client.memory` (same event loop, same clock) or a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -49,7 +49,7 @@ def connect(events: list[Event]) -> Callable[..., Client]:
 
 
 @pytest.fixture
-def eventually() -> Callable[[Callable[[], object]], Any]:
+def eventually() -> Callable[[Callable[[], object]], Awaitable[None]]:
     """``await eventually(predicate)``: let other tasks run until ``predicate()`` holds, without advancing time.
 
     Fails after a bounded number of scheduling rounds; for effects that need no time to pass (a message that is

@@ -4,7 +4,7 @@ leaving the ``async with`` block before the call ended cancels it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import pytest
@@ -24,7 +24,7 @@ from tests.integration.helpers import sent_calls, text_of
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
-Eventually = Callable[..., object]
+Eventually = Callable[[Callable[[], object]], Awaitable[None]]
 
 
 @pytest.mark.fake_clock

@@ -6,7 +6,7 @@ a cancel that cannot be written never delays the caller's error.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -35,7 +35,7 @@ from tests.integration.helpers import sent_calls, text_of
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
-Eventually = Callable[..., object]
+Eventually = Callable[[Callable[[], object]], Awaitable[None]]
 
 
 @pytest.mark.fake_clock

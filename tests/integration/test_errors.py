@@ -6,7 +6,7 @@ a broken answer is a ProtocolError for that call only; the death of the shared c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import anyio
 import pytest
@@ -128,7 +128,7 @@ async def test_oversized_answer_does_not_disturb_other_calls(connect: Connect) -
     peer = ScriptedPeer(era="modern")
     outcomes: dict[str, object] = {}
 
-    async def run(client: Client, name: str, tool: str, arguments: dict[str, object]) -> None:
+    async def run(client: Client, name: str, tool: str, arguments: Mapping[str, object]) -> None:
         try:
             outcomes[name] = text_of(await client.call_tool(tool, arguments))
         except MCPClientError as exc:
@@ -161,9 +161,9 @@ async def test_garbage_lines_are_reported_and_the_call_survives(connect: Connect
 async def test_server_death_fails_every_call_in_flight_at_once(connect: Connect, events: list[Event]) -> None:
     """The death of the shared channel fails every call on it, each with TransportError, immediately."""
     peer = ScriptedPeer(era="modern")
-    failures: list[tuple[float, BaseException]] = []
+    failures: list[tuple[float, MCPClientError]] = []
 
-    async def doomed(client: Client, tool: str, arguments: dict[str, object]) -> None:
+    async def doomed(client: Client, tool: str, arguments: Mapping[str, object]) -> None:
         try:
             await client.call_tool(tool, arguments)
         except MCPClientError as exc:

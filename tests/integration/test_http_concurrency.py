@@ -24,8 +24,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
 POLICY = TimeoutPolicy(idle=30, maximum=60, connect=30)
 BURST = 30
-KEEPALIVE = DEFAULT_LIMITS.max_keepalive_connections
-assert KEEPALIVE is not None
+_keepalive = DEFAULT_LIMITS.max_keepalive_connections
+assert _keepalive is not None
+KEEPALIVE: int = _keepalive
 assert KEEPALIVE < BURST
 
 

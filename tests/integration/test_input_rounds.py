@@ -93,7 +93,11 @@ class _LegacyServer(_LineServer):
             return [{"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no discover"}}]
         if method == "initialize":
             info = {"name": "legacy", "version": "1"}
-            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": info}
+            result: dict[str, object] = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": info,
+            }
             return [{"jsonrpc": "2.0", "id": message["id"], "result": result}]
         if method == "tools/call":
             self.pending_call = message["id"]

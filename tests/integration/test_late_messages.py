@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.abc
@@ -29,7 +29,7 @@ from tests.integration.helpers import text_of
 pytestmark = pytest.mark.anyio
 
 Connect = Callable[..., Client]
-Eventually = Callable[..., object]
+Eventually = Callable[[Callable[[], object]], Awaitable[None]]
 
 
 def late_messages(events: list[Event]) -> list[LateMessage]:

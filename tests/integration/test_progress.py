@@ -7,7 +7,7 @@ coalesce, latest wins); ``progress_interval`` rate-limits; nothing is delivered 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.abc
@@ -149,7 +149,7 @@ async def test_progress_for_an_unknown_token_is_rejected(connect: Connect, event
 
 
 async def test_progress_after_the_result_is_not_delivered(
-    connect: Connect, events: list[Event], eventually: Callable[..., object]
+    connect: Connect, events: list[Event], eventually: Callable[[Callable[[], object]], Awaitable[None]]
 ) -> None:
     """Nothing is delivered after the result: progress for a finished request is a LateMessage, not a callback."""
     peer = ScriptedPeer(era="modern")

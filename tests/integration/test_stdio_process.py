@@ -131,7 +131,8 @@ async def test_server_death_fails_every_call_in_flight_at_once() -> None:
             async with anyio.create_task_group() as tg:
                 for _ in range(3):
                     tg.start_soon(doomed, client, "silent", {})
-                tg.start_soon(doomed, client, "die", {"after": 0.2})
+                die_after: dict[str, object] = {"after": 0.2}
+                tg.start_soon(doomed, client, "die", die_after)
         elapsed = anyio.current_time() - start
         with pytest.raises(TransportError) as after_death:
             await client.call_tool("echo")
