@@ -288,8 +288,9 @@ class Client:
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         """
+        started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
-        return await self._request(method, own_params, timeout, on_progress, retry, idempotent)
+        return await self._request(method, own_params, timeout, on_progress, retry, idempotent, started_at)
 
     async def _request(
         self,
@@ -299,6 +300,7 @@ class Client:
         on_progress: ProgressCallback | None,
         retry: RetryArg,
         idempotent: bool,
+        started_at: float,
     ) -> JSONObject:
         """:meth:`request` with ``params`` already the client's own (``call_tool`` builds a fresh dict anyway)."""
         if self.meta_hook is not None:
@@ -319,6 +321,7 @@ class Client:
                         budget=self.retry_budget,
                         max_rounds=self.max_input_rounds,
                         headers=headers,
+                        started_at=started_at,
                     )
                 options = {
                     "policy": policy,
@@ -327,6 +330,7 @@ class Client:
                     "budget": self.retry_budget,
                     "max_rounds": self.max_input_rounds,
                     "headers": headers,
+                    "started_at": started_at,
                 }
                 return await self._request_with_progress(method, params, on_progress, options)
             except SessionExpired:
@@ -427,11 +431,12 @@ class Client:
             ProtocolError: The server broke the protocol.
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
         """
+        started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
         params = _tool_params(name, arguments)
         for relisted in (False, True):
             try:
                 idempotent = self.is_idempotent(name)
-                result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent)
+                result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent, started_at)
                 return _tool_result(name, result, raise_on_error)
             except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:

@@ -127,6 +127,10 @@ class Session:
         self._now = running_clock()
         self._timer_lead = timer_lead()
 
+    def now(self) -> float:
+        """The session's clock (the event loop's), as ``started_at`` of :meth:`request` takes it."""
+        return self._now()
+
     @property
     def in_flight(self) -> int:
         """How many requests await their answer."""
@@ -164,12 +168,14 @@ class Session:
         budget: RetryBudget | None = None,
         max_rounds: int = 10,
         headers: dict[str, str] | None = None,
+        started_at: float | None = None,
     ) -> JSONObject:
         """Run one call to its end and return its ``result`` object, or raise a typed error.
 
         A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it
         is safe), and rounds of input at 2026-07-28 (``input_required``). Each gets a fresh id and progress
-        token; all share one maximum, one progress stream and one error history.
+        token; all share one maximum, one progress stream and one error history. The maximum counts from
+        ``started_at`` (the caller's call, on :meth:`now`'s clock; default: now).
 
         Raises:
             IdleTimeout, MaxTimeout: a clock of ``policy`` ran out (the request is cancelled on the wire).
@@ -181,7 +187,8 @@ class Session:
         if self._connection is None or self.era is None:
             raise RuntimeError("the session is not connected")
         now = self._now()
-        deadline = Deadline(policy, started_at=now, caller_deadline=anyio.current_effective_deadline())
+        started = now if started_at is None else min(started_at, now)
+        deadline = Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
         call = CallState(method, deadline, sink, headers)
         if control is not None:
             control.attach(call)
@@ -359,7 +366,8 @@ class Session:
     def _timed_out(self, request: WireRequest, kind: TimeoutKind, now: float) -> MCPClientError:
         """Report the timeout, cancel the request on the wire (in the background) and return the error to raise."""
         deadline = request.call.deadline
-        self.emit(TimedOut(request.request_id, request.method, kind, deadline.elapsed(now)))
+        if self._emit is not None:
+            self.emit(TimedOut(request.request_id, request.method, kind, deadline.elapsed(now)))
         self._abandon(request, _timeout_reason(kind, deadline.policy))
         return self._timeout(request, kind, now)
 

@@ -247,3 +247,24 @@ async def test_many_concurrent_calls_each_resolve_by_their_maximum(connect: Conn
     sent = sorted(e.request_id for e in events if isinstance(e, RequestSent) and e.method == "tools/call")
     finished = sorted(e.request_id for e in events if isinstance(e, RequestFinished) and e.method == "tools/call")
     assert sent == finished == sorted(m["id"] for m in calls), "one RequestSent and one RequestFinished per call"
+
+
+async def test_the_maximum_counts_from_when_the_call_started(connect: Connect) -> None:
+    """A call that began before the session saw it (``started_at``: the caller's call, before our bookkeeping and
+    any session renewal) gets only what is left of its maximum."""
+    peer = ScriptedPeer(era="modern")
+    async with connect(peer) as client:
+        policy = TimeoutPolicy(idle=None, maximum=5)
+        began = anyio.current_time()
+        with pytest.raises(MaxTimeout):
+            await client.session.request(
+                "tools/call", {"name": "silent", "arguments": {}}, policy=policy, started_at=client.session.now() - 3
+            )
+        assert anyio.current_time() - began == pytest.approx(2)
+        future = client.session.now() + 100  # a start in the future is taken as now: the maximum is never longer
+        began = anyio.current_time()
+        with pytest.raises(MaxTimeout):
+            await client.session.request(
+                "tools/call", {"name": "silent", "arguments": {}}, policy=policy, started_at=future
+            )
+        assert anyio.current_time() - began == pytest.approx(5)
