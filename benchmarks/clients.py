@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -81,12 +82,19 @@ def server_command(*extra: str) -> list[str]:
 
 
 @asynccontextmanager
-async def open_driver(client: ClientName, transport: TransportName, url: str | None = None) -> AsyncIterator[Driver]:
-    """Connect ``client`` to the benchmark server (spawned here for stdio; at ``url`` for HTTP)."""
+async def open_driver(
+    client: ClientName, transport: TransportName, url: str | None = None, *, watch_cancels: bool = False
+) -> AsyncIterator[Driver]:
+    """Connect ``client`` to the benchmark server (spawned here for stdio; at ``url`` for HTTP).
+
+    ``watch_cancels``: mcp_client only, for the timeout job: note when each cancellation was written (from its
+    ``CancelSent`` event, as ``driver.cancel_written_at``), so the server's own reaction time can be told apart.
+    Off for every other job: an event hook costs a little on every call.
+    """
     if transport == "http" and url is None:
         raise ValueError("HTTP needs the server's URL")
     if client == "ours":
-        async with _ours(transport, url) as driver:
+        async with _ours(transport, url, watch_cancels) as driver:
             yield driver
     elif client == "reference":
         async with _reference(transport, url) as driver:
@@ -103,10 +111,29 @@ async def open_driver(client: ClientName, transport: TransportName, url: str | N
 # -- mcp_client ---------------------------------------------------------------------------------------------------
 
 
+class _CancelClock:
+    """``time.time()`` of the last cancellation mcp_client wrote (its ``CancelSent`` event follows the write)."""
+
+    def __init__(self) -> None:
+        self.written_at: float | None = None
+
+    def saw(self, event: object) -> None:
+        from mcp_client import CancelSent
+
+        if isinstance(event, CancelSent):
+            self.written_at = time.time()
+
+
 class _Ours:
-    def __init__(self, client: Any, policy_type: Callable[..., Any]) -> None:
+    def __init__(self, client: Any, policy_type: Callable[..., Any], cancels: _CancelClock) -> None:
         self._client = client
         self._policy_type = policy_type
+        self._cancels = cancels
+
+    @property
+    def cancel_written_at(self) -> float | None:
+        """When the last cancellation was written (None unless the driver watches cancellations)."""
+        return self._cancels.written_at
 
     async def call(
         self,
@@ -134,7 +161,7 @@ class _Ours:
 
 
 @asynccontextmanager
-async def _ours(transport: TransportName, url: str | None) -> AsyncIterator[Driver]:
+async def _ours(transport: TransportName, url: str | None, watch_cancels: bool) -> AsyncIterator[Driver]:
     from mcp_client import Client, TimeoutPolicy, Transport, stdio
 
     connection: Transport
@@ -148,8 +175,10 @@ async def _ours(transport: TransportName, url: str | None) -> AsyncIterator[Driv
         connection = http(url)
     # A loaded machine can take seconds to start the server: wait for the discover probe as long as for connecting.
     policy = TimeoutPolicy(idle=60, maximum=600, connect=60)
-    async with Client(connection, timeout=policy, probe_timeout=60) as client:
-        yield _Ours(client, TimeoutPolicy)
+    cancels = _CancelClock()
+    on_event = cancels.saw if watch_cancels else None
+    async with Client(connection, timeout=policy, probe_timeout=60, on_event=on_event) as client:
+        yield _Ours(client, TimeoutPolicy, cancels)
 
 
 # -- the reference client (mcp 2.3.0) ------------------------------------------------------------------------------

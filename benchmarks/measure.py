@@ -133,6 +133,8 @@ async def timeout(driver: Driver, *, trials: int, limit: float, sleep: float, wa
     await _warm_up(driver, 3)
     error_delays: list[float] = []
     cancel_delays: list[float] = []
+    written_delays: list[float] = []
+    reactions: list[float] = []
     never = 0
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as folder:
         warm_up = Path(folder) / "warm-up.txt"
@@ -141,6 +143,7 @@ async def timeout(driver: Driver, *, trials: int, limit: float, sleep: float, wa
         await _recorded_cancel(warm_up, wait)
         for trial in range(trials):
             record = Path(folder) / f"trial-{trial}.txt"
+            written_before = getattr(driver, "cancel_written_at", None)
             deadline = time.time() + limit
             try:
                 await driver.call("sleep", {"seconds": sleep, "record_to": str(record)}, timeout=limit)
@@ -149,16 +152,25 @@ async def timeout(driver: Driver, *, trials: int, limit: float, sleep: float, wa
             else:
                 raise RuntimeError(f"sleep({sleep}) did not time out after {limit} s")
             seen = await _recorded_cancel(record, wait)
+            written = getattr(driver, "cancel_written_at", None)
+            if written is not None and written != written_before:  # only mcp_client's driver can tell
+                written_delays.append((written - deadline) * 1e3)
+            else:
+                written = None
             if seen is None:
                 never += 1
             else:
                 cancel_delays.append((seen - deadline) * 1e3)
+                if written is not None:
+                    reactions.append((seen - written) * 1e3)
             await anyio.sleep(0.05)
     return {
         "timeout_error_delay_ms": statistics.median(error_delays),
         "timeout_error_delay_max_ms": max(error_delays),
         "cancel_seen_delay_ms": statistics.median(cancel_delays) if cancel_delays else None,
         "cancel_never_seen": never,
+        "cancel_written_delay_ms": statistics.median(written_delays) if written_delays else None,
+        "server_reaction_ms": statistics.median(reactions) if reactions else None,
         "trials": trials,
     }
 

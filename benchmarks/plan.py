@@ -170,6 +170,22 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             target=Target("reference", 0.5),
         ),
         Metric(
+            "cancel_written_delay_ms",
+            "timeout: our cancel written after the deadline",
+            "ms",
+            "timeout",
+            "cancel_written_delay_ms",
+            OURS,
+        ),
+        Metric(
+            "server_reaction_ms",
+            "timeout: the server's reaction (cancel written to its finally)",
+            "ms",
+            "timeout",
+            "server_reaction_ms",
+            OURS,
+        ),
+        Metric(
             "memory_per_call_bytes",
             "memory per call, {in_flight:,} in flight",
             "B",

@@ -28,7 +28,8 @@ Job = tuple[str, str, dict[str, Any]]
 async def run_jobs(client: ClientName, transport: TransportName, jobs: list[Job], url: str | None) -> dict[str, Any]:
     """Connect once, run ``jobs`` in order, return their results by name."""
     results: dict[str, Measurement] = {}
-    async with open_driver(client, transport, url) as driver:
+    watch_cancels = any(kind == "timeout" for _, kind, _ in jobs)
+    async with open_driver(client, transport, url, watch_cancels=watch_cancels) as driver:
         for name, kind, params in jobs:
             results[name] = await KINDS[kind](driver, **params)
     return results
