@@ -310,6 +310,10 @@ class ClientView:
         """The timeout and retry policies a call runs under (see :meth:`mcp_client.Client.resolve`)."""
         return self._async.resolve(tool, timeout=timeout, retry=retry)
 
+    def resolve_timeout(self, timeout: TimeoutArg) -> TimeoutPolicy:
+        """The policy a request that is no tool call runs under with this ``timeout=`` argument."""
+        return self._async.resolve_timeout(timeout)
+
     def is_idempotent(self, tool: str) -> bool:
         """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
         return self._async.is_idempotent(tool)

@@ -1,0 +1,47 @@
+"""The blocking API spells out the async one method by method (design.md): these checks keep the copies in step."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+import mcp_client
+import mcp_client.sync
+
+ASYNC_ONLY = {
+    "aclose": "the blocking classes have close()",
+    "session": "the async session object is not used from another thread",
+}
+SYNC_EXTRA_KEYWORDS = {"backend", "backend_options", "interrupt_timeout"}
+"""Keyword-only parameters the blocking constructors add: which event loop runs in the background thread."""
+
+
+def _public(cls: type) -> dict[str, Any]:
+    return {name: getattr(cls, name) for name in dir(cls) if not name.startswith("_")}
+
+
+def _parameters(function: Any) -> list[tuple[str, object, object]]:
+    return [
+        (p.name, p.kind, p.default)
+        for p in inspect.signature(function).parameters.values()
+        if p.name not in SYNC_EXTRA_KEYWORDS
+    ]
+
+
+@pytest.mark.parametrize(
+    ("async_class", "sync_class"),
+    [(mcp_client.Client, mcp_client.sync.Client), (mcp_client.ClientGroup, mcp_client.sync.ClientGroup)],
+)
+def test_every_async_method_has_a_blocking_twin_with_the_same_parameters(async_class: type, sync_class: type) -> None:
+    async_members = _public(async_class)
+    sync_members = _public(sync_class)
+    missing = sorted(set(async_members) - set(sync_members) - set(ASYNC_ONLY))
+    assert not missing, f"{sync_class.__qualname__} lacks {missing}"
+    for name in sorted(set(async_members) & set(sync_members)):
+        async_member, sync_member = async_members[name], sync_members[name]
+        if isinstance(async_member, property) or not callable(async_member):
+            assert isinstance(sync_member, property) or not callable(sync_member), name
+            continue
+        assert _parameters(sync_member) == _parameters(async_member), f"{name}: the parameters differ"
