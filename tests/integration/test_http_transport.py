@@ -6,6 +6,7 @@ Driven through the public ``Client``; tests without timing run on asyncio and on
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -203,6 +204,36 @@ async def test_sse_answer_with_progress_keepalives_and_priming(
         answer = await client.call_tool("reindex", on_progress=seen.append)
     assert answer.content[0].text == "done"  # type: ignore[union-attr]
     assert [(p.progress, p.total, p.message) for p in seen] == [(1.0, 2.0, "half")]
+
+
+async def test_protocol_headers_win_over_the_callers_in_any_case(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """Header names are case-insensitive: a caller's ``ACCEPT`` or ``mcp-method`` is replaced, not sent twice."""
+    headers = {"ACCEPT": "text/plain", "mcp-method": "forged", "X-Trace": "abc"}
+    transport = http(URL, client=http_client, headers=headers)
+    async with Client(transport, protocol="2026-07-28", timeout=POLICY, on_event=events.append) as client:
+        await client.call_tool("echo", {"text": "x"})
+    (call,) = server.posts("tools/call")
+    assert call.headers.get_list("accept") == ["application/json, text/event-stream"]
+    assert call.headers.get_list("mcp-method") == ["tools/call"]
+    assert call.headers["x-trace"] == "abc"
+
+
+async def test_a_compressed_sse_answer_is_decoded(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """An SSE body sent with ``Content-Encoding: gzip`` goes through httpx's decoder before ours."""
+
+    async def gzipped(body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        raw = event({"jsonrpc": "2.0", "id": body["id"], "result": text_result("unzipped")})
+        headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
+        return httpx.Response(200, headers=headers, content=gzip.compress(raw))
+
+    server.routes["tools/call:zipped"] = gzipped
+    async with client_for(server, http_client, events) as client:
+        answer = await client.call_tool("zipped")
+    assert answer.content[0].text == "unzipped"  # type: ignore[union-attr]
 
 
 async def test_name_header_is_base64_for_non_ascii_and_sentinel_values(
