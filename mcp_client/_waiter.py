@@ -49,9 +49,8 @@ class _FutureWaiter:
         self.poke()
 
     def poke(self) -> None:
-        future = self._future
-        if future is not None and not future.done():
-            future.set_result(None)
+        if self._future is not None:
+            _wake(self._future)
 
     async def wait(self, until: float = math.inf) -> None:
         if self._set:

@@ -119,15 +119,11 @@ async def deliver_to_callback(stream: ProgressStream, callback: ProgressCallback
 
     A callback that raises is logged and does not end the call; the next update still reaches it.
     """
-    is_async = inspect.iscoroutinefunction(callback)
     while (update := await stream.next()) is not None:
         try:
-            if is_async:
-                await callback(update)  # type: ignore[misc]
-            else:
-                outcome = callback(update)
-                if inspect.isawaitable(outcome):
-                    await outcome
+            outcome = callback(update)
+            if inspect.isawaitable(outcome):
+                await outcome
         except Exception:
             logger.exception("progress callback %r failed", callback)
 

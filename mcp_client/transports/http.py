@@ -51,7 +51,7 @@ from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_af
 from mcp_client.transports._json import loads
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
-from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head, batch_hooks
+from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head, batch_hooks, cancellation
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "SessionExpired", "encode_header_value", "http"]
 
@@ -287,13 +287,11 @@ class _HttpConnection(Connection):
         await self._post(message)
 
     async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
+        closed = self.try_cancel(request_id, reason, modern=modern)
+        if closed is not None:
+            return closed
         self.release(request_id)
-        if modern:
-            return CancelMethod.STREAM_CLOSE
-        params: JSONObject = {"requestId": request_id}
-        if reason:
-            params["reason"] = reason
-        await self._post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+        await self._post(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION_AND_STREAM_CLOSE
 
     def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:

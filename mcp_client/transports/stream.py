@@ -23,7 +23,7 @@ from mcp_client.events import CancelMethod
 from mcp_client.transports._json import loads
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "read_lines"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "cancellation", "read_lines"]
 
 logger = logging.getLogger("mcp_client.transport")
 
@@ -161,7 +161,8 @@ def _deliver_line(line: bytes, handler: MessageHandler) -> None:
     handler.on_message(message)
 
 
-def _cancellation(request_id: RequestId, reason: str | None) -> JSONObject:
+def cancellation(request_id: RequestId, reason: str | None) -> JSONObject:
+    """The ``notifications/cancelled`` message for ``request_id`` (the reason only when there is one)."""
     params: JSONObject = {"requestId": request_id}
     if reason:
         params["reason"] = reason
@@ -202,7 +203,7 @@ class LineConnection(Connection):
         return self._try_write(message)
 
     def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
-        return CancelMethod.NOTIFICATION if self._try_write(_cancellation(request_id, reason)) else None
+        return CancelMethod.NOTIFICATION if self._try_write(cancellation(request_id, reason)) else None
 
     def _try_write(self, message: JSONObject) -> bool:
         send_now = getattr(self._send_stream, "try_send", None)  # a stream that can take bytes without waiting
@@ -227,7 +228,7 @@ class LineConnection(Connection):
         await self._write(message)
 
     async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        await self._write(_cancellation(request_id, reason))
+        await self._write(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION
 
     async def close_input(self) -> None:
