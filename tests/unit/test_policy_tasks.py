@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -64,7 +65,7 @@ def test_the_wait_grows_while_nothing_changes_and_resets_when_the_status_moves(
         at = schedule.answered(now, interval=interval, changed=False)
         waits.append(at - now)
         now = at
-    assert all(later >= earlier * (1 - 1e-9) for earlier, later in zip(waits, waits[1:], strict=False))
+    assert all(later >= earlier * (1 - 1e-9) for earlier, later in itertools.pairwise(waits))
     assert schedule.answered(now, interval=interval, changed=True) - now == pytest.approx(first)
 
 
@@ -112,7 +113,7 @@ def test_a_zero_or_bogus_server_interval_cannot_make_the_client_spin() -> None:
     ],
 )
 def test_a_bad_poll_policy_is_refused(changes: dict[str, float]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must"):
         PollPolicy(**changes)
 
 
@@ -155,7 +156,7 @@ def test_each_input_key_is_answered_once_over_the_task_life(polls: list[list[str
     keys = InputKeys()
     answered: list[str] = []
     for poll in polls:
-        answered.extend(keys.fresh(dict.fromkeys(poll, {"method": "elicitation/create"})))
+        answered.extend(keys.fresh({key: {"method": "elicitation/create"} for key in poll}))
     assert len(answered) == len(set(answered))
     assert set(answered) == {key for poll in polls for key in poll}
 
