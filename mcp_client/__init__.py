@@ -34,6 +34,8 @@ from mcp_client.errors import (
     ResourceNotFound,
     ServerError,
     SessionExpired,
+    TaskFailed,
+    TaskNotFound,
     ToolError,
     TransportError,
     UnsupportedProtocolVersion,
@@ -53,6 +55,9 @@ from mcp_client.events import (
     ServerNotification,
     ServerStderr,
     Slow,
+    TaskCancelSent,
+    TaskCreated,
+    TaskStatus,
     TimedOut,
     TransportFailure,
 )
@@ -60,8 +65,10 @@ from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
+from mcp_client.policy.tasks import PollPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
+from mcp_client.tasks import Task, TaskPolicy
 from mcp_client.transports.base import Transport
 from mcp_client.transports.http import HttpTransport, http
 from mcp_client.transports.memory import MemoryTransport, memory
@@ -99,6 +106,7 @@ __all__ = [
     "PartialTimeout",
     "PolicyLayer",
     "PolicyRegistry",
+    "PollPolicy",
     "Progress",
     "ProgressAccepted",
     "ProgressCallback",
@@ -123,6 +131,13 @@ __all__ = [
     "SessionExpired",
     "Slow",
     "StdioTransport",
+    "Task",
+    "TaskCancelSent",
+    "TaskCreated",
+    "TaskFailed",
+    "TaskNotFound",
+    "TaskPolicy",
+    "TaskStatus",
     "TimedOut",
     "TimeoutArg",
     "TimeoutKind",

@@ -6,6 +6,10 @@ block, unless the host called :meth:`Call.detach`: then the call carries on unde
 still holds) until it ends or the client closes, and :meth:`Call.result` can be awaited from anywhere later. That
 is how a host backgrounds a slow call instead of killing it (see ``TimeoutPolicy.notify_after``).
 
+A tool the server runs as a task is the same call: :attr:`Call.task_id` names the task once the server made one,
+:meth:`Call.cancel` sends ``tasks/cancel``, and a detached call leaves its task running on the server (also when
+the client closes) so a host can pick it up later with ``client.task_result(task_id)``.
+
 Progress is offered to an iterator (``call.progress()``) and, when given, to a callback; each sees the updates in
 order, latest-wins when slow.
 """
@@ -24,11 +28,16 @@ from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy
 from mcp_client.progress import CallbackPump, FanOut, ProgressCallback, ProgressSink, ProgressStream
 from mcp_client.session import RequestControl, Session
+from mcp_client.tasks.driver import TaskControl
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["Call"]
 
 ResultT = TypeVar("ResultT")
+
+Continuation = Callable[[JSONObject, float, RequestControl], Awaitable[JSONObject]]
+"""What follows the first answer, given the answer, the call's start and its control (a task is polled to its
+end); returns the final result object."""
 
 
 class Call(Generic[ResultT]):
@@ -51,6 +60,8 @@ class Call(Generic[ResultT]):
         max_rounds: int = 10,
         headers: dict[str, str] | None = None,
         renew_session: Callable[[], Awaitable[None]] | None = None,
+        continuation: Continuation | None = None,
+        task: TaskControl | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
@@ -67,6 +78,8 @@ class Call(Generic[ResultT]):
             "headers": headers,
         }
         self._renew_session = renew_session
+        self._continuation = continuation
+        self._task = task
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)
         self._callback_stream = ProgressStream(progress_interval) if on_progress is not None else None
@@ -99,14 +112,18 @@ class Call(Generic[ResultT]):
             anyio.current_time() + maximum if maximum is not None else float("inf"),
             anyio.current_effective_deadline(),
         )
+        started_at = self._session.now()
         try:
             try:
-                self._raw = await self._request(sink)
+                raw = await self._request(sink, started_at)
             except SessionExpired:
                 if self._renew_session is None:
                     raise
                 await self._renew_session()  # the server never saw the request: a new session, then once more
-                self._raw = await self._request(sink)
+                raw = await self._request(sink, started_at)
+            if self._continuation is not None:
+                raw = await self._continuation(raw, started_at, self._control)
+            self._raw = raw
         except MCPClientError as exc:
             self._error = exc
         except anyio.get_cancelled_exc_class():
@@ -117,9 +134,15 @@ class Call(Generic[ResultT]):
                 self._pump.finish(succeeded=self._error is None, deadline=hard_deadline)
             self._done.set()
 
-    async def _request(self, sink: ProgressSink) -> JSONObject:
+    async def _request(self, sink: ProgressSink, started_at: float) -> JSONObject:
         return await self._session.request(
-            self.method, self._params, policy=self.policy, sink=sink, control=self._control, **self._options
+            self.method,
+            self._params,
+            policy=self.policy,
+            sink=sink,
+            control=self._control,
+            started_at=started_at,
+            **self._options,
         )
 
     async def __aexit__(
@@ -137,8 +160,13 @@ class Call(Generic[ResultT]):
 
     def detach(self) -> Call[ResultT]:
         """Let the call outlive its ``async with`` block: it runs on (its maximum still holds) until it ends or the
-        client closes. Await :meth:`result` later, from any task. Returns the call."""
+        client closes. Await :meth:`result` later, from any task. Returns the call.
+
+        A task-backed call's task is left running on the server when the call stops here (its maximum, the client
+        closing): resume it by :attr:`task_id` with ``client.task_result``. Only :meth:`cancel` cancels it."""
         self._detached = True
+        if self._task is not None:
+            self._task.leave_running = True
         return self
 
     @property
@@ -156,9 +184,22 @@ class Call(Generic[ResultT]):
         """The JSON-RPC ids this call has used so far, one per attempt or input round (empty before it is sent)."""
         return self._control.request_ids
 
+    @property
+    def task_id(self) -> str | None:
+        """The server's task id when it runs this call as a task (None until it made one, or if it did not)."""
+        return self._task.task_id if self._task is not None else None
+
     def cancel(self, reason: str = "cancelled by the client") -> None:
-        """End the call: the server is told (``reason`` goes with it) and :meth:`result` raises
-        :class:`~mcp_client.RequestCancelled`. Safe to call from any task, more than once, or after the end."""
+        """End the call: the server is told (``reason`` goes with it; a task gets ``tasks/cancel``) and
+        :meth:`result` raises :class:`~mcp_client.RequestCancelled`. Safe to call from any task, more than once,
+        or after the end."""
+        if self._task is not None:
+            self._task.leave_running = False
+        self._control.cancel(reason)
+
+    def stop(self, reason: str) -> None:
+        """End the call here the way closing the client does: like :meth:`cancel`, except that a detached call's
+        task is left running on the server."""
         self._control.cancel(reason)
 
     def progress(self) -> AsyncIterator[Progress]:

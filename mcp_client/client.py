@@ -22,8 +22,16 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_client._version import __version__
 from mcp_client.call import Call
-from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
-from mcp_client.events import Event
+from mcp_client.errors import (
+    ConnectError,
+    HeaderMismatch,
+    MCPClientError,
+    MissingClientCapability,
+    ProtocolError,
+    SessionExpired,
+    ToolError,
+)
+from mcp_client.events import Event, TaskCreated
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
@@ -34,7 +42,9 @@ from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
-from mcp_client.session import Session
+from mcp_client.session import RequestControl, Session
+from mcp_client.tasks import Task, TaskControl, TaskPolicy, TaskRunner, creation_of
+from mcp_client.tasks.model import declared_capabilities, explain_missing_tasks, wants_task
 from mcp_client.transports.base import JSONObject, Transport
 from mcp_client.transports.http import HttpTransport
 
@@ -77,6 +87,8 @@ class Client:
         max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
         meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
             (W3C trace context, for example).
+        tasks: Task-backed tool calls (see :class:`~mcp_client.TaskPolicy`): on by default (at 2026-07-28 the
+            ``io.modelcontextprotocol/tasks`` extension is declared on every request); ``False`` leaves them out.
     """
 
     def __init__(
@@ -98,6 +110,7 @@ class Client:
         roots: RootsHandler | None = None,
         max_input_rounds: int = 10,
         meta_hook: Callable[[str, JSONObject], None] | None = None,
+        tasks: bool | TaskPolicy = True,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -113,6 +126,8 @@ class Client:
         self.meta_hook = meta_hook
         """Called as ``meta_hook(method, params)`` before each call is sent, on the calling task; it may add keys
         to ``params["_meta"]`` (``Tracing.meta_hook`` puts the W3C ``traceparent`` there)."""
+        self.tasks = tasks if isinstance(tasks, TaskPolicy) else TaskPolicy(enabled=bool(tasks))
+        """Whether and how tool calls run as tasks."""
         self._on_event = on_event
         self._progress_interval = progress_interval
         self._probe_timeout = probe_timeout
@@ -120,6 +135,8 @@ class Client:
         self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
         self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+        self._task_support: dict[str, str | None] = {}
+        self._task_runner: TaskRunner | None = None
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -153,6 +170,13 @@ class Client:
             stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
             session.attach(connection)
             self._session = session
+            self._task_runner = TaskRunner(
+                session,
+                task_group=task_group,
+                input_handler=self._handlers.handle if self._handlers.any else None,
+                cancel_timeout=self._cancel_timeout,
+                poll=self.tasks.poll,
+            )
             self._identity = await self._start_session(session)
         except BaseException as exc:
             self._stack = None
@@ -186,7 +210,7 @@ class Client:
             session,
             mode=mode,
             client_info=self.client_info,
-            capabilities=self._handlers.capabilities(),
+            capabilities=declared_capabilities(self._handlers.capabilities(), self.tasks),
             probe_timeout=self._probe_timeout,
         )
 
@@ -206,10 +230,12 @@ class Client:
             return
         background = [call for call in self._calls if not call.done]
         for call in background:
-            call.cancel("the client is closing")
+            call.stop("the client is closing")  # (a detached call's task is left running on the server)
         with anyio.move_on_after(self._cancel_timeout):
             for call in background:
                 await call.wait()
+        if self._task_runner is not None:
+            await self._task_runner.drain(self._cancel_timeout)  # the tasks/cancel requests still under way
         await stack.aclose()
 
     # -- what the server said about itself -----------------------------------------------------------------------
@@ -398,6 +424,7 @@ class Client:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
         self._annotations = {tool.name: tool.annotations for tool in tools}
+        self._task_support = {tool.name: tool.execution.task_support if tool.execution else None for tool in tools}
         return tools
 
     async def call_tool(
@@ -423,6 +450,9 @@ class Client:
                 the client's; ``None``: no retries). Only safe cases are ever retried: a request that never left,
                 or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
 
+        A tool the server runs as a task is polled to its end under the same policy (see
+        :doc:`long-running tools </long-running-tools>`); the caller only sees the result.
+
         Raises:
             IdleTimeout: The server showed no sign of life for ``idle`` seconds.
             MaxTimeout: The call's maximum passed.
@@ -430,14 +460,22 @@ class Client:
             ServerError: The server answered with a JSON-RPC error.
             ProtocolError: The server broke the protocol.
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
+            TaskFailed: The server ran the call as a task and the task failed.
         """
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
         params = _tool_params(name, arguments)
+        asked = await self._ask_for_task(name, params, timeout)
         for relisted in (False, True):
             try:
                 idempotent = self.is_idempotent(name)
                 result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent, started_at)
+                task = creation_of(result, modern=self.era.modern, asked=asked)
+                if task is not None:
+                    policy = self.resolve(name, timeout=timeout, retry=retry)[0]
+                    result = await self._drive_task(name, task, policy, started_at, None, None)
                 return _tool_result(name, result, raise_on_error)
+            except MissingClientCapability as exc:
+                raise explain_missing_tasks(exc, self.tasks) from None
             except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:
                     raise
@@ -463,10 +501,21 @@ class Client:
                 print(p.progress, p.total, p.message)
             result = await call.result()
         ```
-        Leaving the ``async with`` block before the call ended cancels it.
+        Leaving the ``async with`` block before the call ended cancels it. When the server runs the call as a
+        task, ``call.task_id`` names it, ``call.cancel()`` sends ``tasks/cancel`` and ``call.detach()`` leaves the
+        task running on the server.
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
         params = _tool_params(name, arguments)
+        asked = self._task_requested(name, params)
+        task_control = TaskControl()
+
+        async def continue_as_task(raw: JSONObject, started_at: float, control: RequestControl) -> JSONObject:
+            task = creation_of(raw, modern=self.era.modern, asked=asked)
+            if task is None:
+                return raw
+            return await self._drive_task(name, task, policy, started_at, control, task_control)
+
         if self.meta_hook is not None:
             self.meta_hook("tools/call", params)
         if self._task_group is None:
@@ -486,9 +535,80 @@ class Client:
             max_rounds=self.max_input_rounds,
             headers=self._tool_headers(name, arguments),
             renew_session=self._renew_session,
+            continuation=continue_as_task,
+            task=task_control,
         )
         self._calls.add(call)
         return call
+
+    # -- tasks --------------------------------------------------------------------------------------------------
+
+    async def task_result(
+        self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, raise_on_error: bool = False
+    ) -> mcp_types.CallToolResult:
+        """Pick up a task by its id (from :class:`~mcp_client.TaskCreated` or ``call.task_id``) and poll it to its
+        end under ``timeout``, as :meth:`call_tool` would have: its result, or its typed error.
+
+        Works from any client of a server that still holds the task (over HTTP, a new process of the host too).
+
+        Raises:
+            TaskNotFound: The server does not know the id (never existed, or expired).
+            TaskFailed: The task failed.
+            RequestCancelled: The task was cancelled.
+            MaxTimeout, IdleTimeout: The policy ran out (the task is then cancelled, as for any call).
+        """
+        started_at = self.session.now()
+        policy = self.resolve_timeout(timeout)
+        result = await self._tasks.drive(task_id, None, policy=policy, started_at=started_at)
+        return _tool_result(f"task {task_id}", result, raise_on_error)
+
+    async def get_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> Task:
+        """The task's current state (one ``tasks/get``). Raises :class:`~mcp_client.TaskNotFound` for an unknown or
+        expired id."""
+        return await self._tasks.get(task_id, policy=self.resolve_timeout(timeout))
+
+    async def cancel_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Ask the server to cancel a task (``tasks/cancel``; cancellation is cooperative: the task may still end
+        otherwise). Raises :class:`~mcp_client.TaskNotFound` for an unknown or expired (at 2025-11-25 also an
+        already finished) task."""
+        await self._tasks.cancel(task_id, policy=self.resolve_timeout(timeout))
+
+    @property
+    def _tasks(self) -> TaskRunner:
+        if self._task_runner is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        return self._task_runner
+
+    def _task_requested(self, name: str, params: JSONObject) -> bool:
+        """2025-11-25: ask for a task (``params.task``) when the tool requires one, or allows one and the task policy
+        names it. At 2026-07-28 the server decides; nothing is added."""
+        if self.era.modern or not wants_task(self.tasks, name, self._task_support.get(name)):
+            return False
+        params["task"] = {"ttl": self.tasks.ttl_ms(self.resolve(name)[0].maximum)}
+        return True
+
+    async def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool:
+        """:meth:`_task_requested`, learning the tool's task support first (``tools/list``) when a 2025-11-25
+        server offers tasks for tool calls and the tool was not listed yet."""
+        if not self.era.modern and self.tasks.enabled and name not in self._task_support and _serves_tasks(self):
+            await self.list_tools(timeout=timeout)
+        return self._task_requested(name, params)
+
+    async def _drive_task(
+        self,
+        name: str,
+        task: Task,
+        policy: TimeoutPolicy,
+        started_at: float,
+        control: RequestControl | None,
+        handle: TaskControl | None,
+    ) -> JSONObject:
+        if handle is not None:
+            handle.task_id = task.task_id
+        self.session.emit(TaskCreated(task.task_id, name, task.ttl))
+        return await self._tasks.drive(
+            task.task_id, task, policy=policy, started_at=started_at, control=control, handle=handle
+        )
 
     # -- prompts and resources ----------------------------------------------------------------------------------
 
@@ -537,6 +657,14 @@ class Client:
                 raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
             seen.add(cursor)
         raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
+
+
+def _serves_tasks(client: Client) -> bool:
+    """Whether the server declared task-backed tool calls (2025-11-25 ``tasks.requests.tools.call``)."""
+    capabilities = client.server_capabilities
+    tasks = capabilities.tasks if capabilities is not None else None
+    requests = tasks.requests if tasks is not None else None
+    return requests is not None and requests.tools is not None and requests.tools.call is not None
 
 
 def _hard_deadline(policy: TimeoutPolicy) -> float:

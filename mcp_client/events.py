@@ -30,6 +30,9 @@ __all__ = [
     "ServerNotification",
     "ServerStderr",
     "Slow",
+    "TaskCancelSent",
+    "TaskCreated",
+    "TaskStatus",
     "TimedOut",
     "TransportFailure",
 ]
@@ -183,6 +186,39 @@ class ServerStderr:
     line: str
 
 
+@dataclass(frozen=True, slots=True)
+class TaskCreated:
+    """The server runs a tool call as a task. Hosts persist ``task_id`` to resume it later (``task_result``)."""
+
+    task_id: str
+    tool: str | None
+    ttl: float | None
+    """Seconds the server keeps the task (and its result) from its creation, when it said."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStatus:
+    """A task's status or status message changed, as seen by a poll (the first status included).
+
+    ``backwards`` marks a report that would have moved the task back (out of a terminal status, or older than one
+    already seen); it is reported and not followed.
+    """
+
+    task_id: str
+    status: str
+    status_message: str | None
+    backwards: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCancelSent:
+    """``tasks/cancel`` was sent for a task; ``acknowledged`` says whether the server answered it in time."""
+
+    task_id: str
+    reason: str | None
+    acknowledged: bool
+
+
 Event: TypeAlias = (
     RequestSent
     | RequestFinished
@@ -198,5 +234,8 @@ Event: TypeAlias = (
     | ProtocolViolation
     | ServerNotification
     | ServerStderr
+    | TaskCreated
+    | TaskStatus
+    | TaskCancelSent
 )
 """Any event of the stream."""

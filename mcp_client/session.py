@@ -79,7 +79,11 @@ _INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessag
 _RECENT_LIMIT = 4096
 _CALLER_SCOPE_GRACE = 0.05
 """Seconds to wait, once the caller's own deadline has come, for the caller's cancel scope to cancel us."""
-_NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
+_NOT_CANCELLABLE = frozenset(
+    {"initialize", "server/discover", "tasks/get", "tasks/result", "tasks/update", "tasks/cancel"}
+)
+"""Never cancelled on the wire: the handshake (the spec forbids it), and the task requests, which are reads or
+acknowledgements; a task is cancelled with ``tasks/cancel`` alone, never with ``notifications/cancelled``."""
 
 
 class Session:

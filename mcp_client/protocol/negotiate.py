@@ -165,7 +165,9 @@ async def _initialize(
     session: Session, version: str, client_info: dict[str, Any], capabilities: dict[str, Any]
 ) -> ServerIdentity:
     session.era = Era(version, modern=False)
-    params = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": client_info}
+    # Extensions (the 2026-07-28 tasks extension) are declared per request in the modern era only.
+    handshake_capabilities = {key: value for key, value in capabilities.items() if key != "extensions"}
+    params = {"protocolVersion": version, "capabilities": handshake_capabilities, "clientInfo": client_info}
     policy = TimeoutPolicy(idle=None, maximum=None, connect=None)  # bounded by the connect budget around us
     result = await session.request("initialize", params, policy=policy, want_progress=False)
     try:
