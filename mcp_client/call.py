@@ -60,6 +60,7 @@ class Call(Generic[ResultT]):
         max_rounds: int = 10,
         headers: dict[str, str] | None = None,
         renew_session: Callable[[], Awaitable[None]] | None = None,
+        prepare: Callable[[JSONObject], Awaitable[None]] | None = None,
         continuation: Continuation | None = None,
         task: TaskControl | None = None,
     ) -> None:
@@ -78,6 +79,7 @@ class Call(Generic[ResultT]):
             "headers": headers,
         }
         self._renew_session = renew_session
+        self._prepare = prepare
         self._continuation = continuation
         self._task = task
         self._control = RequestControl()
@@ -114,6 +116,8 @@ class Call(Generic[ResultT]):
         )
         started_at = self._session.now()
         try:
+            if self._prepare is not None:
+                await self._prepare(self._params)
             try:
                 raw = await self._request(sink, started_at)
             except SessionExpired:

@@ -507,11 +507,13 @@ class Client:
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
         params = _tool_params(name, arguments)
-        asked = self._task_requested(name, params)
         task_control = TaskControl()
 
+        async def ask_for_task(own_params: JSONObject) -> None:
+            task_control.requested = await self._ask_for_task(name, own_params, timeout)
+
         async def continue_as_task(raw: JSONObject, started_at: float, control: RequestControl) -> JSONObject:
-            task = creation_of(raw, modern=self.era.modern, asked=asked)
+            task = creation_of(raw, modern=self.era.modern, asked=task_control.requested)
             if task is None:
                 return raw
             return await self._drive_task(name, task, policy, started_at, control, task_control)
@@ -535,6 +537,7 @@ class Client:
             max_rounds=self.max_input_rounds,
             headers=self._tool_headers(name, arguments),
             renew_session=self._renew_session,
+            prepare=ask_for_task,
             continuation=continue_as_task,
             task=task_control,
         )

@@ -62,6 +62,8 @@ class TaskControl:
 
     task_id: str | None = None
     leave_running: bool = False
+    requested: bool = False
+    """2025-11-25: whether the call asked for a task (``params.task``)."""
 
 
 @dataclass(slots=True)
