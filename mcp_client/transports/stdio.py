@@ -119,6 +119,10 @@ class StdioTransport(Transport):
                 pipes.close()
             with anyio.CancelScope(shield=True):
                 await _kill_group(process, signal.SIGKILL if sys.platform != "win32" else None)
+                # Close the stderr pipe too: a child that had to be signalled may leave it open, and asyncio's
+                # subprocess transport is only finished once every pipe is.
+                with anyio.move_on_after(self.shutdown.after_sigkill):
+                    await process.aclose()
 
     @staticmethod
     async def _stdin_of(process: anyio.abc.Process, pipes: ChildPipes | None) -> anyio.abc.ByteSendStream:
