@@ -25,8 +25,8 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from mcp_client._backend import Backend, current_backend
 from mcp_client._batch import AfterBatch
-from mcp_client._clock import running_clock, timer_lead
 from mcp_client.errors import (
     Attempt,
     IdleTimeout,
@@ -111,10 +111,12 @@ class Session:
         self._cancels_drained = anyio.Event()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
         self._server_requests: dict[str, anyio.CancelScope] = {}
-        self._now: Callable[[], float] = anyio.current_time
-        self._timer_lead = 0.0
+        self._backend: Backend = current_backend()  # the backend's fast paths, looked up once
+        self._now: Callable[[], float] = self._backend.now
+        self._timer_lead = self._backend.timer_lead
+        self._new_waiter = self._backend.new_waiter
         self.era: Era | None = None
-        self.after_batch = AfterBatch()
+        self.after_batch = AfterBatch(self._backend.call_soon)
         """Work deferred until the messages read together have all been routed (sync progress callbacks)."""
         self.on_batch_begin = self.after_batch.open
         self.on_batch_end = self.after_batch.run
@@ -124,8 +126,6 @@ class Session:
     def attach(self, connection: Connection) -> None:
         """Use ``connection`` for every request from now on. Called inside the event loop."""
         self._connection = connection
-        self._now = running_clock()
-        self._timer_lead = timer_lead()
 
     def now(self) -> float:
         """The session's clock (the event loop's), as ``started_at`` of :meth:`request` takes it."""
@@ -288,7 +288,7 @@ class Session:
         # A token whenever its progress matters: to reset idle, or for a consumer. Not only when a callback exists.
         wants_token = want_progress and (call.sink is not None or policy.idle is not None)
         token = self._tokens.allocate() if wants_token else None
-        request = WireRequest(request_id, token, call)
+        request = WireRequest(request_id, token, call, self._new_waiter())
         call.request_ids.append(request_id)
         call.current = request
         self._in_flight[request_id] = request
