@@ -65,6 +65,8 @@ from mcp_client.policy import (
     TimeoutKind,
     TimeoutPolicy,
 )
+from mcp_client.policy.ids import wire_id
+from mcp_client.policy.progress import finite_number
 from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
 from mcp_client.progress import ProgressSink
 from mcp_client.protocol.era import Era
@@ -505,7 +507,7 @@ class Session:
 
     def _on_response(self, message: JSONObject) -> None:
         raw_id = message["id"]
-        request_id = _as_int_id(raw_id)
+        request_id = wire_id(raw_id)
         request = self._in_flight.get(request_id) if request_id is not None else None
         if request is None:
             self._late_or_unknown(raw_id, request_id, message)
@@ -555,7 +557,7 @@ class Session:
         note = params.get("message")
         update = Progress(
             float(value),  # type: ignore[arg-type]
-            _finite_or_none(total),
+            finite_number(total),
             note if isinstance(note, str) else None,
         )
         if deliver and call.sink is not None:
@@ -615,7 +617,7 @@ class Session:
         """A line that is not a message: report it; fail its request when it can be attributed to one."""
         logger.debug("invalid message from the server: %s", detail)
         self.emit(ProtocolViolation(detail, raw))
-        key = _as_int_id(request_id) if request_id is not None else None
+        key = wire_id(request_id) if request_id is not None else None
         request = self._in_flight.get(key) if key is not None else None
         if request is not None:
             request.settle({}, ProtocolError(f"{request.method}: the response could not be read: {detail}"))
@@ -623,7 +625,7 @@ class Session:
 
     def on_request_failed(self, request_id: RequestId, error: MCPClientError) -> None:
         """One request failed on its own channel (HTTP): that request fails, nothing else."""
-        key = _as_int_id(request_id)
+        key = wire_id(request_id)
         request = self._in_flight.get(key) if key is not None else None
         if isinstance(error, TransportError):
             self.emit(TransportFailure(request_id, error))
@@ -660,16 +662,6 @@ def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         table.popitem(last=False)
 
 
-def _as_int_id(raw: object) -> int | None:
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 18:
-        return int(raw)
-    return None
-
-
 def _target_of(params: object) -> str | None:
     """What a request is about: a tool or prompt name, a resource URI (for events and tracing)."""
     if not isinstance(params, dict):
@@ -681,16 +673,6 @@ def _target_of(params: object) -> str | None:
 def _request_key(raw: object) -> str:
     """A server's request id as a dict key: ids 7 and "7" are the same request."""
     return str(raw)
-
-
-def _finite_or_none(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _message(era: Era, request: WireRequest, params: JSONObject) -> JSONObject:

@@ -45,10 +45,11 @@ import httpx
 
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
+from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value, modern_version, routing_name
 from mcp_client.transports._http_pool import fair_pool
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
-from mcp_client.transports._json import loads
+from mcp_client.transports._json import dumps, loads
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head, batch_hooks, cancellation
@@ -80,7 +81,6 @@ _RESUME_ATTEMPTS = 2
 _LISTEN_RECONNECTS = 2
 """Reconnects of the standalone GET stream in a row that bring no message before it is given up."""
 _NOT_WRITTEN = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 @dataclass(slots=True)
@@ -216,7 +216,7 @@ class _HttpConnection(Connection):
         self, message: JSONObject, extra: Mapping[str, str] | None, timeout: httpx.Timeout | None
     ) -> httpx.Request:
         try:
-            body = _encode(message).encode()
+            body = dumps(message).encode()
             headers = self._headers(message, extra)
             if timeout is None:
                 return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
@@ -658,7 +658,7 @@ class _HttpConnection(Connection):
 
     def _deliver(self, request_id: RequestId, method: object, response: httpx.Response, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
-        answers = "method" not in message and _same_id(message.get("id"), request_id)
+        answers = "method" not in message and wire_id(message.get("id")) == request_id
         if answers:
             # Answered: releasing the request must not cut the stream's end (its connection goes back to the pool),
             # but the end must come soon. (Called in the reader's task: the scope is the one it runs in.)
@@ -730,12 +730,6 @@ def _shut_down(network_stream: object) -> None:
 def _content_type(response: httpx.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.partition(";")[0].strip().lower()
-
-
-def _same_id(raw: object, request_id: RequestId) -> bool:
-    if isinstance(raw, bool) or raw is None:
-        return False
-    return raw == request_id or str(raw) == str(request_id)
 
 
 def _describe(exc: BaseException) -> str:

@@ -20,7 +20,7 @@ import anyio.abc
 
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
-from mcp_client.transports._json import loads
+from mcp_client.transports._json import dumps, loads
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "cancellation", "read_lines"]
@@ -32,12 +32,11 @@ DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 
 _CHUNK = 65536
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def encode_message(message: JSONObject) -> bytes:
     """Compact JSON plus the newline that ends it. JSON escapes newlines inside strings, so one line each."""
-    return (_encode(message) + "\n").encode()
+    return (dumps(message) + "\n").encode()
 
 
 def _id_from_head(head: bytes) -> RequestId | None:
