@@ -30,13 +30,13 @@ from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClient
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream, SoonCallback
+from mcp_client.protocol import negotiate
 from mcp_client.protocol.era import Era
-from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
+from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, Transport
-from mcp_client.transports.http import HttpTransport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 
@@ -167,28 +167,16 @@ class Client:
     async def _start_session(self, session: Session) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
-            key = self.transport.era_cache_key if self.protocol == "auto" else None
-            known = ERA_CACHE.get(key)
-            if known is not None:
-                try:
-                    return await self._negotiate(session, known)
-                except MCPClientError as exc:  # the server changed since: find out again
-                    logger.info("the remembered protocol %s no longer works (%s); probing again", known, exc)
-                    ERA_CACHE.forget(key)
-            identity = await self._negotiate(session, self.protocol)
-            ERA_CACHE.remember(key, identity.era.version)
-            return identity
+            return await negotiate.start(
+                session,
+                mode=self.protocol,
+                cache_key=self.transport.era_cache_key,
+                client_info=self.client_info,
+                capabilities=self._handlers.capabilities(),
+                probe_timeout=self._probe_timeout,
+            )
         assert scope.cancelled_caught
         raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
-
-    async def _negotiate(self, session: Session, mode: ProtocolMode) -> ServerIdentity:
-        return await negotiate(
-            session,
-            mode=mode,
-            client_info=self.client_info,
-            capabilities=self._handlers.capabilities(),
-            probe_timeout=self._probe_timeout,
-        )
 
     async def __aexit__(
         self,
@@ -246,7 +234,7 @@ class Client:
     @property
     def server_process_id(self) -> int | None:
         """The server's process id over stdio (None for other transports, or before connecting)."""
-        connection = self._session._connection if self._session is not None else None
+        connection = self._session.connection if self._session is not None else None
         return connection.process_id if connection is not None else None
 
     @property
@@ -379,8 +367,8 @@ class Client:
 
     @property
     def _sends_tool_headers(self) -> bool:
-        """``Mcp-Param-*`` headers exist only on Streamable HTTP at 2026-07-28."""
-        return isinstance(self.transport, HttpTransport) and self.era.modern
+        """``Mcp-Param-*`` headers: where the era stamps them (2026-07-28) and the transport carries them (HTTP)."""
+        return self.transport.carries_headers and self.era.param_headers
 
     def _tool_headers(self, tool: str, arguments: object) -> dict[str, str] | None:
         params = self._header_params.get(tool)

@@ -28,11 +28,12 @@ INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """The only methods a server may answer with ``input_required``."""
 
 
-def wants_input(method: str, result: JSONObject, *, modern: bool) -> bool:
-    """True when ``result`` asks for another round; a round where none may be asked is a protocol error."""
+def wants_input(method: str, result: JSONObject, *, allowed: bool) -> bool:
+    """True when ``result`` asks for another round; a round where none may be asked is a protocol error.
+    ``allowed``: whether the era has input rounds at all (:attr:`~mcp_client.protocol.era.Era.input_rounds`)."""
     if result.get("resultType") != "input_required":
         return False
-    if method not in INPUT_METHODS or not modern:
+    if method not in INPUT_METHODS or not allowed:
         raise ProtocolError(f"{method}: input_required is not allowed here")
     return True
 

@@ -129,6 +129,15 @@ class Session:
         """Use ``connection`` for every request from now on. Called inside the event loop."""
         self._connection = connection
 
+    def use_era(self, era: Era) -> None:
+        """Speak ``era`` from now on (negotiation settles it; the session is the one owner of its connection's era)."""
+        self.era = era
+
+    @property
+    def connection(self) -> Connection | None:
+        """The connection in use (None before :meth:`attach`)."""
+        return self._connection
+
     def now(self) -> float:
         """The session's clock (the event loop's), as ``started_at`` of :meth:`request` takes it."""
         return self._now()
@@ -266,7 +275,7 @@ class Session:
                 continue
             if budget is not None:
                 budget.record_success()
-            if not wants_input(call.method, result, modern=self.era is not None and self.era.modern):
+            if not wants_input(call.method, result, allowed=self.era is not None and self.era.input_rounds):
                 return result
             rounds += 1
             if rounds > max_rounds:
@@ -440,9 +449,8 @@ class Session:
         self._forget(request)
         if request.method in _NOT_CANCELLABLE or self._connection is None or self._closed is not None:
             return
-        modern = self.era is not None and self.era.modern
         try:  # a line that fits in the pipe goes now, before the caller even sees the error
-            how = self._connection.try_cancel(request.request_id, reason, modern=modern)
+            how = self._connection.try_cancel(request.request_id, reason)
         except TransportError as exc:
             logger.debug("could not cancel request %s: %s", request.request_id, exc)
             return
@@ -454,11 +462,10 @@ class Session:
         self._task_group.start_soon(self._send_cancel, self._connection, request.request_id, reason)
 
     async def _send_cancel(self, connection: Connection, request_id: int, reason: str) -> None:
-        modern = self.era is not None and self.era.modern
         try:
             with anyio.move_on_after(self._cancel_timeout):
                 try:
-                    how = await connection.cancel(request_id, reason, modern=modern)
+                    how = await connection.cancel(request_id, reason)
                 except TransportError as exc:
                     logger.debug("could not cancel request %s: %s", request_id, exc)
                     return
@@ -578,7 +585,7 @@ class Session:
         self.emit(ServerNotification(method, params))
 
     def _on_server_request(self, request_id: Any, method: str, params: JSONObject) -> None:
-        if self.era is not None and self.era.modern:
+        if self.era is not None and not self.era.server_requests:
             # At 2026-07-28 servers must not send requests and clients never send responses.
             self.emit(ProtocolViolation(f"a {method!r} request from a 2026-07-28 server", None))
             return

@@ -113,6 +113,10 @@ class HttpTransport(Transport):
         return self.url
 
     @property
+    def carries_headers(self) -> bool:
+        return True
+
+    @property
     def era_cache_key(self) -> str | None:
         """The endpoint's origin and path: the era is a property of the server behind it."""
         url = httpx.URL(self.url)
@@ -286,17 +290,18 @@ class _HttpConnection(Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._post(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        closed = self.try_cancel(request_id, reason, modern=modern)
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        closed = self.try_cancel(request_id, reason)
         if closed is not None:
             return closed
         self.release(request_id)
         await self._post(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION_AND_STREAM_CLOSE
 
-    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
-        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting."""
-        if not modern:
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
+        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting. (Requests that
+        can be cancelled are sent once the era is settled: a legacy session is one whose ``initialize`` we adopted.)"""
+        if self._legacy:
             return None
         self.release(request_id)
         return CancelMethod.STREAM_CLOSE

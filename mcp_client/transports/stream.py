@@ -201,7 +201,7 @@ class LineConnection(Connection):
     def try_send_request(self, message: JSONObject) -> bool:
         return self._try_write(message)
 
-    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
         return CancelMethod.NOTIFICATION if self._try_write(cancellation(request_id, reason)) else None
 
     def _try_write(self, message: JSONObject) -> bool:
@@ -226,7 +226,7 @@ class LineConnection(Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._write(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
         await self._write(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION
 
