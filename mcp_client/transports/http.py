@@ -26,7 +26,8 @@ its own HTTP response, a JSON body or an SSE stream.
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and :attr:`_HttpConnection.session_expired` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from
-  ``Retry-After``), which the retry policy honours.
+  ``Retry-After``), which the retry policy honours. They count as written: a status code never proves that the
+  request did not run (a gateway may answer 503 after the server behind it ran the tool).
 """
 
 from __future__ import annotations
@@ -514,8 +515,9 @@ class _HttpConnection(Connection):
             detail = f"HTTP {status} {response.reason_phrase}".rstrip()
             if retry_after is not None:
                 detail += f" (retry after {retry_after:g} s)"
-            # 429 and 503 say the server turned the request away unprocessed: it did not run, so any tool may retry.
-            error = TransportError(detail, written=False, status_code=status, retry_after=retry_after)
+            # The request reached something that answered: a gateway may send 429/503 after the server behind it ran
+            # the tool, so the status proves nothing about whether it ran. Only the retry policy decides a re-send.
+            error = TransportError(detail, written=True, status_code=status, retry_after=retry_after)
             self._handler.on_request_failed(request_id, error)
             return
         try:
