@@ -57,6 +57,7 @@ __all__ = [
     "RetryArg",
     "Unset",
     "annotation_flags",
+    "with_retry_rules",
 ]
 
 
@@ -369,6 +370,19 @@ class PolicyRegistry:
             f"PolicyRegistry(server={self.server!r}, tools={self.tools!r}, annotations={self.annotations!r}, "
             f"default_timeout={self.default_timeout!r}, default_retry={self.default_retry!r})"
         )
+
+
+def with_retry_rules(
+    policies: PolicyRegistry | None, retry_rules: Mapping[str, RetryPolicy | None] | None
+) -> PolicyRegistry:
+    """A client's rules: ``policies``, plus ``retry_rules`` (tool name or glob → retry policy) as tool rules
+    (the rules of ``policies`` for the same pattern win)."""
+    registry = policies if policies is not None else PolicyRegistry()
+    if not retry_rules:
+        return registry
+    tools = {pattern: PolicyLayer.of(retry=rule) for pattern, rule in retry_rules.items()}
+    tools.update(registry.tools)
+    return PolicyRegistry(server=registry.server, tools=tools, annotations=registry.annotations)
 
 
 def _merge_retry(layers: Iterable[PolicyLayer], default: RetryPolicy | None) -> RetryPolicy | None:
