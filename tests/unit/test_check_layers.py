@@ -79,3 +79,8 @@ def test_a_root_without_the_package_is_an_error(tmp_path: Path) -> None:
     result = _check(tmp_path)
     assert result.returncode == 2
     assert "no mcp_client/ package" in result.stderr
+
+
+def test_the_package_itself_keeps_every_rule() -> None:
+    result = _check(SCRIPT.parents[1])
+    assert result.returncode == 0, result.stdout + result.stderr
