@@ -13,19 +13,24 @@ maximum timeout, ``call.cancel()``, the caller's task cancelled, a broken answer
 exactly once, in the background and bounded by ``cancel_timeout``: the caller's error never waits for it. A task is
 never cancelled with ``notifications/cancelled``, and a detached call leaves its task running.
 
-This module talks to the :class:`~mcp_client.session.Session` only through ``request`` (the wire), ``emit`` and
-``waiting_on_a_person``.
+Each request of a task goes through the client's :class:`~mcp_client.calls.CallRunner` (its own id, the call's
+maximum, the control that cancels it); of the session it reads only the clock, the era, whether the connection is
+gone, and it emits events and pauses the clocks while a person answers. May touch the runner, the session, the
+policy core and the task model; never a transport.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
 
+from mcp_client.calls.input_rounds import answer_input_round
+from mcp_client.calls.runner import CallRunner
 from mcp_client.errors import (
     InvalidParams,
     MaxTimeout,
@@ -38,16 +43,15 @@ from mcp_client.errors import (
     TransportError,
 )
 from mcp_client.events import TaskCancelSent, TaskStatus
+from mcp_client.handlers import InputHandler
 from mcp_client.inflight import CallState, RequestControl
-from mcp_client.input_rounds import InputHandler, answer_input_round
 from mcp_client.policy import Deadline, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSchedule, StatusChange, StatusTracker
 from mcp_client.policy.tasks import TaskState as State
-from mcp_client.session import Session
 from mcp_client.tasks.model import Task, task_of
 from mcp_client.transports.base import JSONObject
 
-__all__ = ["TaskControl", "TaskRunner"]
+__all__ = ["TaskControl", "TaskHooks", "TaskRunner"]
 
 logger = logging.getLogger("mcp_client.tasks")
 
@@ -66,6 +70,17 @@ class TaskControl:
     """2025-11-25: whether the call asked for a task (``params.task``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class TaskHooks:
+    """What a :class:`~mcp_client.Call` handle runs for a call that may become a task: ``prepare`` before its
+    request (it may ask for a task in the params), ``finish`` after its first answer (given the answer, the call's
+    start and its control; it polls a task to its end), and the task's record."""
+
+    prepare: Callable[[JSONObject], Awaitable[None]]
+    finish: Callable[[JSONObject, float, RequestControl], Awaitable[JSONObject]]
+    control: TaskControl
+
+
 @dataclass(slots=True)
 class _Run:
     """The state of one drive."""
@@ -81,11 +96,11 @@ class _Run:
 
 
 class TaskRunner:
-    """Drives the tasks of one session. Created by :class:`~mcp_client.Client`."""
+    """Drives the tasks of one connection. Created by :class:`~mcp_client.Client`."""
 
     def __init__(
         self,
-        session: Session,
+        runner: CallRunner,
         *,
         task_group: anyio.abc.TaskGroup,
         input_handler: InputHandler | None,
@@ -93,7 +108,8 @@ class TaskRunner:
         poll: PollPolicy = DEFAULT_POLL,
         rng: random.Random | None = None,
     ) -> None:
-        self._session = session
+        self._runner = runner
+        self._session = runner.session
         self._task_group = task_group
         self._input_handler = input_handler
         self._cancel_timeout = cancel_timeout
@@ -281,7 +297,7 @@ class TaskRunner:
         # The maximum of every request is the call's: counted from the call's start, moved by paused time only.
         started_at = deadline.maximum_at(now) - maximum if maximum is not None else deadline.started_at
         try:
-            return await self._session.request(
+            return await self._runner.run(
                 method, params, policy=policy, want_progress=False, control=control, started_at=started_at
             )
         finally:
@@ -292,7 +308,7 @@ class TaskRunner:
     async def get(self, task_id: str, *, policy: TimeoutPolicy) -> Task:
         """One ``tasks/get``; :class:`TaskNotFound` for an unknown or expired id."""
         try:
-            raw = await self._session.request("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
+            raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
         except InvalidParams as exc:
             raise TaskNotFound(f"the server does not know task {task_id!r}: {exc.message}", task_id=task_id) from None
         return task_of(raw, modern=self._modern)
@@ -301,7 +317,7 @@ class TaskRunner:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already
         finished) task."""
         try:
-            await self._session.request("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+            await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
         except InvalidParams as exc:
             detail = f"the server could not cancel task {task_id!r} (unknown, expired or finished): {exc.message}"
             raise TaskNotFound(detail, task_id=task_id) from None
@@ -317,7 +333,7 @@ class TaskRunner:
         policy = TimeoutPolicy(idle=None, maximum=self._cancel_timeout, connect=None)
         try:
             with anyio.move_on_after(self._cancel_timeout):
-                await self._session.request("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+                await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
                 acknowledged = True
         except MCPClientError as exc:
             logger.debug("tasks/cancel for task %s failed: %s", task_id, exc)
