@@ -15,6 +15,7 @@ Its arguments script what real servers will not do on demand:
 * ``expire_after``: seconds after which the task is forgotten (``tasks/get`` answers -32602).
 * ``ignore_cancel``: acknowledge ``tasks/cancel`` and carry on.
 * ``silent_cancel``: never answer ``tasks/cancel`` (and carry on).
+* ``silent_polls_after``: answer that many ``tasks/get``, then no more (a server that hangs).
 
 Time is read from ``anyio.current_time()``, so it runs under trio's ``MockClock``.
 """
@@ -50,6 +51,7 @@ TASK_TOOLS: tuple[JsonObject, ...] = (
                 "expire_after": {"type": "number"},
                 "ignore_cancel": {"type": "boolean"},
                 "silent_cancel": {"type": "boolean"},
+                "silent_polls_after": {"type": "integer"},
                 "text": {"type": "string"},
             },
         },
@@ -131,6 +133,9 @@ class PeerTasks:
         """Answer one ``tasks/*`` request (None: never answer it). ``tasks/result`` may wait for the task's end."""
         task = self._find(params.get("taskId"))
         if method == "tasks/get":
+            silent_after = task.arguments.get("silent_polls_after")
+            if isinstance(silent_after, int) and task.polls >= silent_after:
+                return None
             self._advance(task, polled=True)
             return self._shape(task, detailed=True)
         if method == "tasks/update":

@@ -19,6 +19,7 @@ from mcp_client import (
     Call,
     Client,
     Event,
+    IdleTimeout,
     MaxTimeout,
     MissingClientCapability,
     RequestCancelled,
@@ -332,13 +333,19 @@ async def test_cancel_task_and_unknown_ids(connect: Connect) -> None:
             await client.cancel_task("no-such-task")
 
 
-async def test_polls_are_silent_on_the_wire_when_abandoned(connect: Connect, events: list[Event]) -> None:
-    """An idle timeout on a poll ends the call with IdleTimeout and tasks/cancel; the poll itself is not cancelled."""
+async def test_a_poll_that_hangs_is_an_idle_timeout_and_only_the_task_is_cancelled(
+    connect: Connect, events: list[Event]
+) -> None:
+    """Each poll has the call's idle limit; the abandoned poll is not cancelled on the wire, the task is."""
     peer = ScriptedPeer(era="modern", tasks=True)
     async with connect(peer) as client:
-        with pytest.raises(MaxTimeout):
-            await client.call_tool("task_work", {"seconds": 60}, timeout=TimeoutPolicy(idle=1, maximum=3))
+        start = anyio.current_time()
+        with pytest.raises(IdleTimeout):
+            arguments = {"seconds": 60, "silent_polls_after": 2}
+            await client.call_tool("task_work", arguments, timeout=TimeoutPolicy(idle=1, maximum=30))
         await anyio.sleep(0.1)
+    assert 1 < anyio.current_time() - start < 3
     gets = [e for e in events if isinstance(e, RequestSent) and e.method == "tasks/get"]
-    assert gets
+    assert len(gets) == 3
+    assert len(sent(peer, "tasks/cancel")) == 1
     only_task_cancels(peer)
