@@ -340,8 +340,8 @@ async def test_a_poll_that_hangs_is_an_idle_timeout_and_only_the_task_is_cancell
     peer = ScriptedPeer(era="modern", tasks=True)
     async with connect(peer) as client:
         start = anyio.current_time()
+        arguments = {"seconds": 60, "silent_polls_after": 2}
         with pytest.raises(IdleTimeout):
-            arguments = {"seconds": 60, "silent_polls_after": 2}
             await client.call_tool("task_work", arguments, timeout=TimeoutPolicy(idle=1, maximum=30))
         await anyio.sleep(0.1)
     assert 1 < anyio.current_time() - start < 3
