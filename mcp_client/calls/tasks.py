@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
+from mcp_client._backend import current_backend
 from mcp_client.calls.input_rounds import answer_input_round
 from mcp_client.calls.runner import CallRunner
 from mcp_client.errors import (
@@ -44,7 +45,7 @@ from mcp_client.errors import (
 )
 from mcp_client.events import TaskCancelSent, TaskStatus
 from mcp_client.handlers import InputHandler
-from mcp_client.inflight import CallState, RequestControl
+from mcp_client.inflight import CallState, RequestControl, WireRequest
 from mcp_client.policy import Deadline, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSchedule, StatusChange, StatusTracker
 from mcp_client.policy.tasks import TaskState as State
@@ -115,6 +116,7 @@ class TaskRunner:
         self._cancel_timeout = cancel_timeout
         self.poll = poll
         self._rng = rng if rng is not None else random.Random()
+        self._new_waiter = current_backend().new_waiter  # (created inside the loop, by the client's __aenter__)
         self._cancels_pending = 0
         self._cancels_drained = anyio.Event()
 
@@ -226,8 +228,14 @@ class TaskRunner:
                 raise MaxTimeout(f"tools/call: the {limit:g} s maximum passed (task {run.task_id!r})", timeout=limit)
             due = run.schedule.next_poll_at(call.deadline.hard_deadline(now))
             if call.cancel_reason is None and due > now:
-                with anyio.move_on_after(due - now):
-                    await call.cancelled.wait()
+                # The loop's own timer and future, as a request's wait (no cancel scope per poll); a cancel through
+                # the control settles the placeholder request, which wakes the wait at once.
+                waiter = self._new_waiter()
+                call.current = WireRequest(0, None, call, waiter)
+                try:
+                    await waiter.wait(due)
+                finally:
+                    call.current = None
             if call.cancel_reason is not None:
                 reason = call.cancel_reason
                 raise RequestCancelled(f"tools/call was cancelled: {reason} (task {run.task_id!r})", reason=reason)
