@@ -47,6 +47,7 @@ from mcp_client.events import (
     ProgressAccepted,
     ProgressRejected,
     ProtocolViolation,
+    Relistened,
     RequestFinished,
     RequestSent,
     RetryScheduled,
@@ -62,12 +63,37 @@ from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPol
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
+from mcp_client.subscriptions import (
+    DEFAULT_LISTEN_POLICY,
+    Change,
+    ListenPolicy,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    Subscription,
+    SubscriptionError,
+    SubscriptionFilter,
+    SubscriptionLost,
+    ToolsListChanged,
+)
 from mcp_client.transports.base import Transport
 from mcp_client.transports.http import HttpTransport, http
 from mcp_client.transports.memory import MemoryTransport, memory
 from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
+    "ToolsListChanged",
+    "SubscriptionLost",
+    "SubscriptionFilter",
+    "SubscriptionError",
+    "Subscription",
+    "ResourcesListChanged",
+    "ResourceUpdated",
+    "Relistened",
+    "PromptsListChanged",
+    "ListenPolicy",
+    "DEFAULT_LISTEN_POLICY",
+    "Change",
     "Attempt",
     "Call",
     "CancelMethod",

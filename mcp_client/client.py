@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
@@ -35,6 +35,7 @@ from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentit
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
 from mcp_client.session import Session
+from mcp_client.subscriptions import Change, ListenPolicy, Subscription, SubscriptionFilter, ToolsListChanged
 from mcp_client.transports.base import JSONObject, Transport
 from mcp_client.transports.http import HttpTransport
 
@@ -522,6 +523,60 @@ class Client:
         """Read a resource."""
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout, idempotent=True)
         return parse_result("resources/read", result, mcp_types.ReadResourceResult)
+
+    # -- subscriptions ------------------------------------------------------------------------------------------
+
+    def listen(
+        self,
+        *,
+        tools: bool = True,
+        prompts: bool = True,
+        resources: bool = True,
+        resource_uris: Iterable[str] = (),
+        policy: ListenPolicy | None = None,
+    ) -> Subscription:
+        """Subscribe to the server's changes; the same loop for both protocol eras.
+
+        ```python
+        async with client.listen(tools=True, resource_uris=["file:///cfg.json"]) as sub:
+            async for change in sub:  # ToolsListChanged | PromptsListChanged | ResourcesListChanged | ResourceUpdated
+                ...
+        ```
+
+        At 2026-07-28 this is a ``subscriptions/listen`` request held open, entered once the server acknowledged
+        it (:attr:`Subscription.acknowledged` is what it agreed to), and opened again with a new id after a drop
+        (``policy``: a :class:`~mcp_client.ListenPolicy`), followed by one ``after_relisten`` change per kind it
+        carries, since missed notifications are not replayed. At 2025-11-25 the changes are the session's own
+        notifications, and ``resource_uris`` are ``resources/subscribe``d. The iteration ends when the server
+        completes the subscription, and raises :class:`~mcp_client.SubscriptionLost` if it is lost for good.
+
+        Args:
+            tools: Tell when the tool list changes.
+            prompts: Tell when the prompt list changes.
+            resources: Tell when the resource list changes.
+            resource_uris: Tell when one of these resources changes.
+            policy: How the subscription opens and heals (default: :data:`~mcp_client.DEFAULT_LISTEN_POLICY`).
+        """
+        asked = SubscriptionFilter.of(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
+        if asked.empty:
+            raise ValueError("listen() needs at least one of tools, prompts, resources or resource_uris")
+        if self._task_group is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        return Subscription(
+            self.session,
+            self._task_group,
+            asked,
+            policy=policy if policy is not None else ListenPolicy(),
+            capabilities=self.server_capabilities,
+            request_policy=self.resolve_timeout(USE_CLIENT_DEFAULT),
+            close_timeout=self._cancel_timeout,
+            invalidate=self._invalidate,
+        )
+
+    def _invalidate(self, change: Change) -> None:
+        """A subscription dropped: what its changes describe may be stale."""
+        if isinstance(change, ToolsListChanged):
+            self._annotations.clear()
 
     async def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
         cursor: str | None = None

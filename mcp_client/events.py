@@ -24,6 +24,7 @@ __all__ = [
     "ProgressAccepted",
     "ProgressRejected",
     "ProtocolViolation",
+    "Relistened",
     "RequestFinished",
     "RequestSent",
     "RetryScheduled",
@@ -183,6 +184,17 @@ class ServerStderr:
     line: str
 
 
+@dataclass(frozen=True, slots=True)
+class Relistened:
+    """A subscription dropped unexpectedly and is opened again: ``subscriptions/listen`` with a new id after
+    ``delay`` seconds (2026-07-28). ``streak`` counts the drops in a row; ``cause`` is what ended the old one."""
+
+    previous_id: RequestId | None
+    delay: float
+    streak: int
+    cause: MCPClientError
+
+
 Event: TypeAlias = (
     RequestSent
     | RequestFinished
@@ -198,5 +210,6 @@ Event: TypeAlias = (
     | ProtocolViolation
     | ServerNotification
     | ServerStderr
+    | Relistened
 )
 """Any event of the stream."""

@@ -19,7 +19,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -70,7 +70,7 @@ from mcp_client.progress import ProgressSink
 from mcp_client.protocol.era import Era
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 
-__all__ = ["InputHandler", "RequestControl", "Session"]
+__all__ = ["InputHandler", "NotificationListener", "RequestControl", "Session"]
 
 logger = logging.getLogger("mcp_client.session")
 
@@ -80,6 +80,19 @@ _RECENT_LIMIT = 4096
 _CALLER_SCOPE_GRACE = 0.05
 """Seconds to wait, once the caller's own deadline has come, for the caller's cancel scope to cancel us."""
 _NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
+
+
+class NotificationListener(Protocol):
+    """Something long-lived that wants the server's notifications as they are read (a subscription router).
+
+    Both methods are called from the reader, must be quick, must not block; an exception is logged and dropped.
+    """
+
+    def on_notification(self, method: str, params: JSONObject) -> None:
+        """A notification other than progress arrived (after the session's own handling)."""
+
+    def on_closed(self, error: TransportError) -> None:
+        """The connection is gone; nothing more will arrive."""
 
 
 class Session:
@@ -111,6 +124,7 @@ class Session:
         self._cancels_drained = anyio.Event()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
         self._server_requests: dict[str, anyio.CancelScope] = {}
+        self._listeners: list[NotificationListener] = []
         self._now: Callable[[], float] = anyio.current_time
         self._timer_lead = 0.0
         self.era: Era | None = None
@@ -144,6 +158,16 @@ class Session:
             self._emit(event)
         except Exception:
             logger.exception("on_event hook failed on %r", event)
+
+    def add_listener(self, listener: NotificationListener) -> Callable[[], None]:
+        """Hand every notification (and the end of the connection) to ``listener`` too; returns its remover."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
 
     async def drain_cancels(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) until the cancellations scheduled so far have been written."""
@@ -573,6 +597,11 @@ class Session:
             logger.log(_log_level(params.get("level")), "server log: %s", params.get("data"))
         if self._on_notification_hook is not None:
             self._on_notification_hook(method, params)
+        for listener in self._listeners:
+            try:
+                listener.on_notification(method, params)
+            except Exception:
+                logger.exception("notification listener failed on %s", method)
         self.emit(ServerNotification(method, params))
 
     def _on_server_request(self, request_id: Any, method: str, params: JSONObject) -> None:
@@ -639,6 +668,11 @@ class Session:
         self.emit(TransportFailure(None, error))
         for request in list(self._in_flight.values()):
             request.settle({}, TransportError(error.message, written=True))
+        for listener in list(self._listeners):
+            try:
+                listener.on_closed(error)
+            except Exception:
+                logger.exception("notification listener failed on the end of the connection")
 
     def on_stderr(self, line: str) -> None:
         """A line from the server's stderr (stdio)."""

@@ -28,7 +28,7 @@ import concurrent.futures
 import contextvars
 import os
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import Any, Generic, ParamSpec, TypeVar
@@ -48,9 +48,10 @@ from mcp_client.policy.retry import RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.protocol.era import Era
 from mcp_client.registry import PartialTimeout, PolicyRegistry, RetryArg
+from mcp_client.subscriptions import Change, ListenPolicy, Subscription, SubscriptionFilter
 from mcp_client.transports.base import JSONObject, Transport
 
-__all__ = ["DEFAULT_INTERRUPT_TIMEOUT", "Client", "ClientGroup", "ClientView", "SyncCall"]
+__all__ = ["DEFAULT_INTERRUPT_TIMEOUT", "Client", "ClientGroup", "ClientView", "SyncCall", "SyncSubscription"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -236,6 +237,48 @@ class SyncCall(Generic[ResultT]):
         return self._runner.run(self._call.result)
 
 
+class SyncSubscription:
+    """A blocking handle on a subscription (see :meth:`mcp_client.Client.listen`); use it with ``with``.
+
+    ```python
+    with client.listen(tools=True) as sub:
+        for change in sub:
+            ...
+    ```
+    Ctrl-C while waiting for a change ends the wait (the subscription stays open until the ``with`` block ends).
+    """
+
+    def __init__(self, runner: _Runner, subscription: Subscription) -> None:
+        self._runner = runner
+        self._subscription = subscription
+
+    def __enter__(self) -> SyncSubscription:
+        self._runner.run(self._subscription.__aenter__)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._runner.run(self._subscription.aclose)
+
+    @property
+    def acknowledged(self) -> SubscriptionFilter:
+        """What the server agreed to honour."""
+        return self._subscription.acknowledged
+
+    @property
+    def relistens(self) -> int:
+        """How many times the subscription was opened again after a drop."""
+        return self._subscription.relistens
+
+    def __iter__(self) -> Iterator[Change]:
+        while True:
+            try:
+                yield self._runner.run(self._subscription.__anext__)
+            except StopAsyncIteration:
+                return
+
+
 class ClientView:
     """The blocking methods of one connected :class:`mcp_client.Client`, run through a portal.
 
@@ -395,6 +438,24 @@ class ClientView:
     def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
         """Every prompt of the server, all pages fetched."""
         return self._runner.run(self._async.list_prompts, timeout=timeout)
+
+    def listen(
+        self,
+        *,
+        tools: bool = True,
+        prompts: bool = True,
+        resources: bool = True,
+        resource_uris: Iterable[str] = (),
+        policy: ListenPolicy | None = None,
+    ) -> SyncSubscription:
+        """A blocking handle on a subscription to the server's changes (see :class:`SyncSubscription`)."""
+        runner = self._runner
+        subscription = runner.call_sync(
+            lambda: self._async.listen(
+                tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris, policy=policy
+            )
+        )
+        return SyncSubscription(runner, subscription)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
