@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 import anyio
+import anyio.abc
 import mcp_types
 
 from mcp_client.errors import MCPClientError, ServerError, TransportError
@@ -42,6 +43,7 @@ class LegacySubscription:
     def __init__(
         self,
         session: Session,
+        task_group: anyio.abc.TaskGroup,
         asked: SubscriptionFilter,
         pending: PendingChanges,
         capabilities: mcp_types.ServerCapabilities | None,
@@ -57,6 +59,8 @@ class LegacySubscription:
         self._close_timeout = close_timeout
         self._router = router_for(session)
         self._subscribed: list[str] = []
+        self._task_group = task_group
+        self._watch_scope = anyio.CancelScope()
 
     # -- the router's side ---------------------------------------------------------------------------------------
 
@@ -81,6 +85,7 @@ class LegacySubscription:
         if self.session.closed_error is not None:
             raise SubscriptionLost(f"the connection is gone: {self.session.closed_error.message}")
         self._router.add(self)
+        self._task_group.start_soon(self._watch, name="subscription watch")
         try:
             uris = await self._subscribe(self.asked.resource_uris)
         except BaseException:
@@ -94,8 +99,17 @@ class LegacySubscription:
             resource_uris=uris,
         )
 
+    async def _watch(self) -> None:
+        """Lives in the client's task group: when the client closes, the iteration ends instead of waiting on."""
+        try:
+            with self._watch_scope:
+                await anyio.sleep_forever()
+        finally:
+            self.pending.finish(SubscriptionLost("the client was closed"))
+
     async def close(self) -> None:
         """Stop taking notifications; unsubscribe the URIs no other subscription holds (bounded, errors ignored)."""
+        self._watch_scope.cancel()
         self._router.remove(self)
         counts = self._router.uri_counts
         released: list[str] = []

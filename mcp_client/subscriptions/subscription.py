@@ -58,7 +58,7 @@ class Subscription:
             self._engine = ModernSubscription(session, task_group, asked, policy, self._pending, invalidate)
         else:
             self._engine = LegacySubscription(
-                session, asked, self._pending, capabilities, request_policy, close_timeout
+                session, task_group, asked, self._pending, capabilities, request_policy, close_timeout
             )
         self._entered = False
         self._closed = False
