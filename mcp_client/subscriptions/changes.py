@@ -21,6 +21,7 @@ __all__ = [
     "change_from_notification",
     "change_key",
     "changes_for",
+    "notification_of",
 ]
 
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
@@ -168,3 +169,11 @@ def changes_for(honoured: SubscriptionFilter) -> list[Change]:
         changes.append(ResourcesListChanged(after_relisten=True))
     changes.extend(ResourceUpdated(uri, after_relisten=True) for uri in honoured.resource_uris)
     return changes
+
+
+def notification_of(change: Change) -> tuple[str, dict[str, Any]]:
+    """The method and params of the notification that announces ``change`` (for a synthetic one)."""
+    if isinstance(change, ResourceUpdated):
+        return RESOURCE_UPDATED, {"uri": change.uri}
+    method = next(name for name, kind in _LIST_CHANGED.items() if isinstance(change, kind))
+    return method, {}

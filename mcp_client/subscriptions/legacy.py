@@ -19,9 +19,9 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client.calls import CallRunner
 from mcp_client.errors import MCPClientError, ServerError, TransportError
 from mcp_client.policy import TimeoutPolicy
-from mcp_client.session import Session
 from mcp_client.subscriptions.changes import SubscriptionFilter, change_from_notification
 from mcp_client.subscriptions.errors import SubscriptionLost
 from mcp_client.subscriptions.pending import PendingChanges
@@ -42,7 +42,7 @@ class LegacySubscription:
 
     def __init__(
         self,
-        session: Session,
+        runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
         asked: SubscriptionFilter,
         pending: PendingChanges,
@@ -50,14 +50,15 @@ class LegacySubscription:
         request_policy: TimeoutPolicy,
         close_timeout: float,
     ) -> None:
-        self.session = session
+        self._runner = runner
+        self.session = runner.session
         self.asked = asked
         self.pending = pending
         self.acknowledged: SubscriptionFilter | None = None
         self._capabilities = capabilities or mcp_types.ServerCapabilities()
         self._request_policy = request_policy
         self._close_timeout = close_timeout
-        self._router = router_for(session)
+        self._router = router_for(runner.session)
         self._subscribed: list[str] = []
         self._task_group = task_group
         self._watch_scope = anyio.CancelScope()
@@ -124,7 +125,7 @@ class LegacySubscription:
         with anyio.CancelScope(shield=True), anyio.move_on_after(self._close_timeout):
             for uri in released:
                 try:
-                    await self.session.request("resources/unsubscribe", {"uri": uri}, policy=self._request_policy)
+                    await self._runner.run("resources/unsubscribe", {"uri": uri}, policy=self._request_policy)
                 except MCPClientError as exc:
                     logger.debug("resources/unsubscribe %s failed: %s", uri, exc)
 
@@ -138,7 +139,7 @@ class LegacySubscription:
         for uri in uris:
             if uri not in counts:
                 try:
-                    await self.session.request("resources/subscribe", {"uri": uri}, policy=self._request_policy)
+                    await self._runner.run("resources/subscribe", {"uri": uri}, policy=self._request_policy)
                 except ServerError as exc:
                     logger.info("the server would not subscribe to %s: %s", uri, exc)
                     continue

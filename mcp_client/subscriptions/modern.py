@@ -26,11 +26,11 @@ from collections.abc import Callable
 import anyio
 import anyio.abc
 
+from mcp_client.calls import CallRunner
 from mcp_client.errors import MCPClientError, ProtocolError, ServerError
 from mcp_client.events import ProtocolViolation, Relistened
 from mcp_client.inflight import RequestControl
 from mcp_client.policy import TimeoutPolicy
-from mcp_client.session import Session
 from mcp_client.subscriptions.changes import (
     Change,
     SubscriptionFilter,
@@ -127,14 +127,15 @@ class ModernSubscription:
 
     def __init__(
         self,
-        session: Session,
+        runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
         asked: SubscriptionFilter,
         policy: ListenPolicy,
         pending: PendingChanges,
         invalidate: Callable[[Change], None] | None,
     ) -> None:
-        self.session = session
+        self._runner = runner
+        self.session = runner.session
         self.asked = asked
         self.pending = pending
         self.acknowledged: SubscriptionFilter | None = None
@@ -145,7 +146,7 @@ class ModernSubscription:
         self._task_group = task_group
         self._policy = policy
         self._invalidate = invalidate
-        self._router = router_for(session)
+        self._router = router_for(runner.session)
         self._scope = anyio.CancelScope()
         self._first = anyio.Event()
         self._done = anyio.Event()
@@ -261,7 +262,7 @@ class ModernSubscription:
 
     async def _request(self, listen: _Listen, params: JSONObject) -> None:
         try:
-            result = await self.session.request(
+            result = await self._runner.run(
                 LISTEN, params, policy=_OPEN_ENDED, control=listen.control, want_progress=False
             )
             if result.get("resultType", "complete") != "complete":

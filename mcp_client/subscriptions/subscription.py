@@ -20,8 +20,8 @@ from types import TracebackType
 import anyio.abc
 import mcp_types
 
+from mcp_client.calls import CallRunner
 from mcp_client.policy import TimeoutPolicy
-from mcp_client.session import Session
 from mcp_client.subscriptions.changes import Change, SubscriptionFilter
 from mcp_client.subscriptions.legacy import LegacySubscription
 from mcp_client.subscriptions.modern import ModernSubscription
@@ -40,7 +40,7 @@ class Subscription:
 
     def __init__(
         self,
-        session: Session,
+        runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
         asked: SubscriptionFilter,
         *,
@@ -54,11 +54,12 @@ class Subscription:
         """The filter that was asked for."""
         self._pending = PendingChanges()
         self._engine: ModernSubscription | LegacySubscription
-        if session.era is not None and session.era.modern:
-            self._engine = ModernSubscription(session, task_group, asked, policy, self._pending, invalidate)
+        era = runner.session.era
+        if era is not None and era.modern:
+            self._engine = ModernSubscription(runner, task_group, asked, policy, self._pending, invalidate)
         else:
             self._engine = LegacySubscription(
-                session, task_group, asked, self._pending, capabilities, request_policy, close_timeout
+                runner, task_group, asked, self._pending, capabilities, request_policy, close_timeout
             )
         self._entered = False
         self._closed = False
