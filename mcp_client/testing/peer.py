@@ -65,6 +65,8 @@ from mcp_client.testing._peer_tools import (
 
 __all__ = [
     "EXIT_CODE_DIED",
+    "ListenBoard",
+    "ListenScript",
     "PeerSession",
     "PeerStats",
     "ScriptedPeer",

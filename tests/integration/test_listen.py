@@ -32,8 +32,7 @@ from mcp_client import (
     SubscriptionLost,
     ToolsListChanged,
 )
-from mcp_client.testing._peer_listen import ListenScript
-from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.testing.peer import ListenScript, ScriptedPeer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 

@@ -26,9 +26,8 @@ from mcp_client import (
     TransportError,
     http,
 )
-from mcp_client.testing._peer_listen import ListenScript
 from mcp_client.testing.http_peer import HttpPeer
-from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.testing.peer import ListenScript, ScriptedPeer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 

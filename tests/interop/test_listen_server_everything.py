@@ -69,7 +69,7 @@ async def exercise(client: Client, events: list[Event], *, tools_on_its_own: boo
         # closing the client ends the iteration rather than leaving it waiting.
         await client.aclose()
         rest: list[Change] = []
-        with pytest.raises(SubscriptionLost, match="client was closed|connection is gone"), anyio.fail_after(5):
+        with pytest.raises(SubscriptionLost, match=r"client was closed|connection is gone"), anyio.fail_after(5):
             rest.extend([change async for change in tools])
         assert set(rest) <= {ToolsListChanged()}
 
