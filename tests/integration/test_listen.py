@@ -1,4 +1,7 @@
-"""``client.listen()`` at 2026-07-28 against the scripted peer, in-process with stdio's framing, on a fake clock.
+"""``client.listen()`` at 2026-07-28 against the scripted peer, in-process with stdio's framing.
+
+Tests where time passes (backoffs, the opening's bound, an hour of quiet) run on trio's fake clock; the others on
+asyncio as well.
 
 The peer's listens are driven from the test (:class:`~mcp_client.testing._peer_listen.ListenBoard`): changes,
 the graceful completion, the server's teardown by ``notifications/cancelled``; its script acknowledges all, part
@@ -34,7 +37,7 @@ from mcp_client import (
 )
 from mcp_client.testing.peer import ListenScript, ScriptedPeer
 
-pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
+pytestmark = pytest.mark.anyio
 
 TOOLS_CHANGED = "notifications/tools/list_changed"
 UPDATED = "notifications/resources/updated"
@@ -82,6 +85,7 @@ async def test_changes_arrive_after_the_acknowledgement_and_the_completion_ends_
     assert list(peer.listens.ends.values()) == ["completed"]
 
 
+@pytest.mark.fake_clock
 async def test_a_quiet_subscription_outlives_every_call_timeout(connect: Callable[..., Client]) -> None:
     peer = modern_peer()
     async with connect(peer) as client, client.listen(tools=True, prompts=False, resources=False) as sub:
@@ -138,6 +142,7 @@ async def test_notifications_before_the_acknowledgement_are_ignored(
     assert any(isinstance(e, ProtocolViolation) and "before its acknowledgement" in e.detail for e in events)
 
 
+@pytest.mark.fake_clock
 async def test_a_listen_never_acknowledged_fails_its_opening_at_the_policy_bound(
     connect: Callable[..., Client],
 ) -> None:
@@ -154,6 +159,7 @@ async def test_a_listen_never_acknowledged_fails_its_opening_at_the_policy_bound
         assert list(peer.listens.ends.values()) == ["cancelled"]
 
 
+@pytest.mark.fake_clock
 async def test_the_servers_teardown_ends_that_subscription_only_and_it_is_listened_again(
     connect: Callable[..., Client], events: list[Event]
 ) -> None:
@@ -189,6 +195,7 @@ async def test_the_servers_teardown_ends_that_subscription_only_and_it_is_listen
     assert first_id not in peer.stats.cancelled_request_ids
 
 
+@pytest.mark.fake_clock
 async def test_a_teardown_drops_the_tool_annotations_the_subscription_guards(connect: Callable[..., Client]) -> None:
     peer = modern_peer()
     async with connect(peer) as client:
@@ -200,6 +207,7 @@ async def test_a_teardown_drops_the_tool_annotations_the_subscription_guards(con
             assert client._annotations == {}
 
 
+@pytest.mark.fake_clock
 async def test_the_subscription_gives_up_after_the_policys_relistens(
     connect: Callable[..., Client], events: list[Event]
 ) -> None:
@@ -215,6 +223,7 @@ async def test_the_subscription_gives_up_after_the_policys_relistens(
     assert [e.streak for e in events if isinstance(e, Relistened)] == [1, 2]
 
 
+@pytest.mark.fake_clock
 async def test_the_backoff_grows_with_drops_in_a_row_and_stays_under_its_cap(connect: Callable[..., Client]) -> None:
     peer = modern_peer()
     policy = ListenPolicy(initial_backoff=1, max_backoff=3, healthy_after=1000)

@@ -1,8 +1,10 @@
-"""ListenPolicy: its checks, its jittered backoff that grows to a cap, and when it gives up; the change values."""
+"""The pure parts of subscriptions: ListenPolicy (its checks, its jittered backoff that grows to a cap, when it gives
+up), the filter and change values, the deduplicating mailbox, and the router's demultiplexing."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -17,6 +19,7 @@ from mcp_client import (
 )
 from mcp_client.subscriptions.changes import change_from_notification, changes_for
 from mcp_client.subscriptions.pending import PendingChanges
+from mcp_client.subscriptions.router import SubscriptionRouter, id_key
 
 
 def test_backoff_is_full_jitter_under_a_bound_that_doubles_to_the_cap() -> None:
@@ -95,3 +98,49 @@ async def test_pending_changes_are_deduplicated_in_arrival_order() -> None:
     assert got == [ToolsListChanged(), ResourceUpdated("a://1"), ResourceUpdated("a://2")]
     with pytest.raises(StopAsyncIteration):
         await pending.get()
+
+
+class _Route:
+    def __init__(self, own: str | None, unnamed: bool = False) -> None:
+        self.own = own
+        self.unnamed = unnamed
+        self.got: list[str] = []
+        self.torn: list[str | None] = []
+
+    def owns(self, subscription_id: str) -> bool:
+        return subscription_id == self.own
+
+    def on_notification(self, method: str, params: dict[str, object]) -> None:
+        self.got.append(method)
+
+    def on_torn_down(self, reason: str | None) -> None:
+        self.torn.append(reason)
+
+    def on_closed(self, error: object) -> None:
+        self.got.append("closed")
+
+
+class _Session:
+    def add_listener(self, listener: object) -> Callable[[], None]:
+        return lambda: None
+
+
+def test_the_router_demultiplexes_by_subscription_id_whatever_its_json_type() -> None:
+    router = SubscriptionRouter(_Session())  # type: ignore[arg-type]
+    seven, eight, legacy = _Route("7"), _Route("8"), _Route(None, unnamed=True)
+    for route in (seven, eight, legacy):
+        router.add(route)
+    meta = "io.modelcontextprotocol/subscriptionId"
+    router.on_notification("notifications/tools/list_changed", {"_meta": {meta: "7"}})
+    router.on_notification("notifications/prompts/list_changed", {"_meta": {meta: 8}})
+    router.on_notification("notifications/resources/list_changed", {"_meta": {meta: 9}})  # nobody's: dropped
+    router.on_notification("notifications/resources/list_changed", {"_meta": {meta: True}})  # not an id
+    router.on_notification("notifications/tools/list_changed", {})  # names no subscription: 2025-11-25 routes
+    router.on_notification("notifications/cancelled", {"requestId": 8, "reason": "bye"})
+    router.on_notification("notifications/cancelled", {"requestId": 99})
+    assert seven.got == ["notifications/tools/list_changed"]
+    assert eight.got == ["notifications/prompts/list_changed"]
+    assert legacy.got == ["notifications/tools/list_changed"]
+    assert (seven.torn, eight.torn) == ([], ["bye"])
+    assert id_key(7) == id_key("7") == "7"
+    assert id_key(None) is None
