@@ -104,7 +104,8 @@ class Subscription:
             return
         self._closed = True
         self._pending.finish()
-        await self._engine.close()
+        if self._entered:  # (never opened: nothing is on the wire, nothing runs)
+            await self._engine.close()
 
     def __aiter__(self) -> Subscription:
         return self

@@ -255,3 +255,15 @@ async def test_bad_filters_are_refused_before_anything_is_sent(connect: Callable
         with pytest.raises(TypeError, match="True or False"):
             client.listen(tools=1)  # type: ignore[arg-type]
     assert peer.listens.received == []
+
+
+async def test_a_subscription_closed_without_being_entered_sends_nothing(connect: Callable[..., Client]) -> None:
+    peer = modern_peer()
+    async with connect(peer) as client:
+        sub = client.listen()
+        with anyio.fail_after(5):
+            await sub.aclose()
+        assert [change async for change in sub] == []
+        with pytest.raises(RuntimeError, match="not open yet"):
+            _ = sub.acknowledged
+    assert peer.listens.received == []
