@@ -24,6 +24,8 @@ from mcp_client._version import __version__
 from mcp_client.call import Call
 from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
 from mcp_client.events import Event
+from mcp_client.extensions import ExtensionsArg, with_extensions
+from mcp_client.extensions.skills import Skills
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
@@ -77,6 +79,9 @@ class Client:
         max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
         meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
             (W3C trace context, for example).
+        extensions: Client extensions to declare, identifier -> settings, e.g.
+            ``{"io.modelcontextprotocol/skills": {}}``; they go into the capabilities of every request (2026-07-28)
+            or of ``initialize`` (2025-11-25).
     """
 
     def __init__(
@@ -98,6 +103,7 @@ class Client:
         roots: RootsHandler | None = None,
         max_input_rounds: int = 10,
         meta_hook: Callable[[str, JSONObject], None] | None = None,
+        extensions: ExtensionsArg | None = None,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -118,6 +124,7 @@ class Client:
         self._probe_timeout = probe_timeout
         self._cancel_timeout = cancel_timeout
         self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
+        self._capabilities = with_extensions(self._handlers.capabilities(), extensions)
         self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._stack: AsyncExitStack | None = None
@@ -186,7 +193,7 @@ class Client:
             session,
             mode=mode,
             client_info=self.client_info,
-            capabilities=self._handlers.capabilities(),
+            capabilities=self._capabilities,
             probe_timeout=self._probe_timeout,
         )
 
@@ -253,6 +260,11 @@ class Client:
     def instructions(self) -> str | None:
         """The server's instructions for the model, if any."""
         return self._identity.instructions if self._identity else None
+
+    @property
+    def skills(self) -> Skills:
+        """The skills extension (SEP-2640): list, load and read a server's skills, every file verified."""
+        return Skills(self)
 
     # -- policy ------------------------------------------------------------------------------------------------
 
