@@ -50,6 +50,7 @@ from mcp_client.events import (
     RequestFinished,
     RequestSent,
     RetryScheduled,
+    ServerLog,
     ServerNotification,
     ServerStderr,
     Slow,
@@ -58,6 +59,7 @@ from mcp_client.events import (
 )
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
+from mcp_client.logs import LogLevel
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
@@ -89,6 +91,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "LateMessage",
+    "LogLevel",
     "MCPClientError",
     "MaxTimeout",
     "MemoryTransport",
@@ -116,6 +119,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "ServerError",
+    "ServerLog",
     "ServerNotification",
     "ServerSpec",
     "ServerStatus",

@@ -22,11 +22,13 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_client._version import __version__
 from mcp_client.call import Call
+from mcp_client.completion import CompletionRef, completion_params
 from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
 from mcp_client.extensions.skills import Skills
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
+from mcp_client.logs import LogLevel, check_level, with_log_level
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
@@ -134,6 +136,7 @@ class Client:
         self._renewal_lock = anyio.Lock()
         self._session_generation = 0
         self._identity: ServerIdentity | None = None
+        self._log_level: LogLevel | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -295,14 +298,40 @@ class Client:
         on_progress: ProgressCallback | None = None,
         retry: RetryArg = USE_CLIENT_DEFAULT,
         idempotent: bool = False,
+        log_level: LogLevel | None = None,
     ) -> JSONObject:
         """Send any request and return its raw ``result`` object (for methods without a helper here).
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
+        ``log_level`` asks for the server's log messages of this request at that level and above (2026-07-28;
+        they arrive as :class:`~mcp_client.ServerLog` events); at 2025-11-25 see :meth:`set_log_level`.
         """
         started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
+        self._stamp_log_level(own_params, log_level)
         return await self._request(method, own_params, timeout, on_progress, retry, idempotent, started_at)
+
+    def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None:
+        with_log_level(params, level if level is not None else self._log_level, modern=self.era.modern)
+
+    async def set_log_level(self, level: LogLevel, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Ask for the server's log messages at ``level`` and above, as :class:`~mcp_client.ServerLog` events.
+
+        At 2025-11-25 this sends ``logging/setLevel`` (one level for the session). At 2026-07-28, which has no
+        such request, ``level`` becomes the level every later request of this client asks for in its ``_meta``
+        (a call's own ``log_level=`` wins).
+        """
+        check_level(level)
+        if self.era.modern:
+            self._log_level = level
+            return
+        await self.request("logging/setLevel", {"level": level}, timeout=timeout, idempotent=True)
+
+    async def ping(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Check that the server answers: ``ping`` at 2025-11-25; at 2026-07-28, which has no ``ping``, an
+        uncached ``server/discover`` (every server must serve it). Raises like any request."""
+        method = "server/discover" if self.era.modern else "ping"
+        await self.request(method, {}, timeout=timeout, idempotent=True)
 
     async def _request(
         self,
@@ -421,6 +450,7 @@ class Client:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result.
 
@@ -434,6 +464,8 @@ class Client:
             retry: This call's :class:`~mcp_client.RetryPolicy` (omitted: a matching ``retry_rules`` entry, else
                 the client's; ``None``: no retries). Only safe cases are ever retried: a request that never left,
                 or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
+            log_level: Ask for the server's log messages of this call at this level and above (2026-07-28), as
+                :class:`~mcp_client.ServerLog` events; at 2025-11-25 use :meth:`set_log_level`.
 
         Raises:
             IdleTimeout: The server showed no sign of life for ``idle`` seconds.
@@ -445,6 +477,7 @@ class Client:
         """
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
         params = _tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
         for relisted in (False, True):
             try:
                 idempotent = self.is_idempotent(name)
@@ -466,6 +499,7 @@ class Client:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> Call[mcp_types.CallToolResult]:
         """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
 
@@ -475,10 +509,12 @@ class Client:
                 print(p.progress, p.total, p.message)
             result = await call.result()
         ```
-        Leaving the ``async with`` block before the call ended cancels it.
+        Leaving the ``async with`` block before the call ended cancels it. ``log_level`` is as for
+        :meth:`call_tool`.
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
         params = _tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
         if self.meta_hook is not None:
             self.meta_hook("tools/call", params)
         if self._task_group is None:
@@ -534,6 +570,35 @@ class Client:
         """Read a resource."""
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout, idempotent=True)
         return parse_result("resources/read", result, mcp_types.ReadResourceResult)
+
+    async def list_resource_templates(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
+    ) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template of the server, all pages fetched."""
+        pages = self._paginate("resources/templates/list", mcp_types.ListResourceTemplatesResult, timeout)
+        return [template for page in [p async for p in pages] for template in page.resource_templates]
+
+    async def complete(
+        self,
+        ref: CompletionRef,
+        argument_name: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+    ) -> mcp_types.Completion:
+        """The values the server suggests for one argument of a prompt or resource template (``completion/complete``).
+
+        Args:
+            ref: ``mcp_types.PromptReference(type="ref/prompt", name=...)`` or
+                ``mcp_types.ResourceTemplateReference(type="ref/resource", uri=...)``.
+            argument_name: The argument being completed.
+            value: What has been typed so far.
+            context: The arguments already filled in, by name.
+        """
+        params = completion_params(ref, argument_name, value, context)
+        result = await self.request("completion/complete", params, timeout=timeout, idempotent=True)
+        return parse_result("completion/complete", result, mcp_types.CompleteResult).completion
 
     async def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
         cursor: str | None = None

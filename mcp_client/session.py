@@ -56,6 +56,7 @@ from mcp_client.events import (
 )
 from mcp_client.inflight import CANCELLED, CallState, RequestControl, WireRequest
 from mcp_client.input_rounds import InputHandler, answer_input_round, wants_input
+from mcp_client.logs import python_level, server_log
 from mcp_client.policy import (
     Deadline,
     Progress,
@@ -485,8 +486,10 @@ class Session:
 
     # -- what the reader hands us ----------------------------------------------------------------------------
 
-    def on_message(self, message: JSONObject) -> None:
-        """Route one message from the server. Never blocks, never raises."""
+    def on_message(self, message: JSONObject, stream: RequestId | None = None) -> None:
+        """Route one message from the server. Never blocks, never raises.
+
+        ``stream``: the request on whose response stream the message came, when the transport knows (HTTP)."""
         if "id" in message and "method" not in message:
             self._on_response(message)
         elif "method" in message:
@@ -499,7 +502,7 @@ class Session:
             elif method == "notifications/progress":
                 self._on_progress(params or {}, message)
             else:
-                self._on_notification(method, params or {})
+                self._on_notification(method, params or {}, stream)
         else:
             self.emit(ProtocolViolation("neither a response, a request nor a notification", message))
 
@@ -563,17 +566,41 @@ class Session:
         if self._emit is not None:
             self.emit(ProgressAccepted(request.request_id, update, deliver))
 
-    def _on_notification(self, method: str, params: JSONObject) -> None:
+    def _on_notification(self, method: str, params: JSONObject, stream: RequestId | None = None) -> None:
         if method == "notifications/cancelled":
             # 2025-11-25: the server withdraws a request it made of us (an elicitation the user has not answered).
             scope = self._server_requests.get(_request_key(params.get("requestId")))
             if scope is not None:
                 scope.cancel()
         if method == "notifications/message":
-            logger.log(_log_level(params.get("level")), "server log: %s", params.get("data"))
+            self._on_log(params, stream)
         if self._on_notification_hook is not None:
             self._on_notification_hook(method, params)
         self.emit(ServerNotification(method, params))
+
+    def _on_log(self, params: JSONObject, stream: RequestId | None) -> None:
+        """A server log message: a :class:`ServerLog` event for the request it belongs to, and, when that request's
+        policy says so, a sign of life for it."""
+        request = self._log_owner(stream)
+        log = server_log(params, request.request_id if request is not None else None)
+        logger.log(python_level(log.level), "server log: %s", log.data)
+        if request is not None:
+            deadline = request.call.deadline
+            if deadline.policy.reset_on_log or deadline.policy.reset_on_any_message:
+                now = self._now()
+                if deadline.sign_of_life(now) and self._emit is not None:
+                    self.emit(IdleTimerReset(request.request_id, deadline.idle_at(now)))
+        self.emit(log)
+
+    def _log_owner(self, stream: RequestId | None) -> WireRequest | None:
+        """The request a log message belongs to: the one whose stream it came on; at 2026-07-28 without a stream
+        (stdio), the only request in flight, since servers log only for requests that asked and only on theirs."""
+        if stream is not None:
+            key = _as_int_id(stream)
+            return self._in_flight.get(key) if key is not None else None
+        if self.era is not None and self.era.modern and len(self._in_flight) == 1:
+            return next(iter(self._in_flight.values()))
+        return None
 
     def _on_server_request(self, request_id: Any, method: str, params: JSONObject) -> None:
         if self.era is not None and self.era.modern:
@@ -705,17 +732,3 @@ def _timeout_reason(kind: TimeoutKind, policy: TimeoutPolicy) -> str:
     if policy.maximum is not None and kind is TimeoutKind.MAXIMUM:
         return f"maximum timeout of {policy.maximum:g} s passed"
     return "the caller's deadline passed"
-
-
-def _log_level(level: object) -> int:
-    levels = {
-        "debug": logging.DEBUG,
-        "info": logging.INFO,
-        "notice": logging.INFO,
-        "warning": logging.WARNING,
-        "error": logging.ERROR,
-        "critical": logging.CRITICAL,
-        "alert": logging.CRITICAL,
-        "emergency": logging.CRITICAL,
-    }
-    return levels.get(level, logging.INFO) if isinstance(level, str) else logging.INFO

@@ -39,9 +39,11 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from mcp_client.call import Call
 from mcp_client.client import Client as AsyncClient
+from mcp_client.completion import CompletionRef
 from mcp_client.config import ServerSpec
 from mcp_client.group import ClientGroup as AsyncClientGroup
 from mcp_client.group import GroupEventHook, ServerStatus
+from mcp_client.logs import LogLevel
 from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.retry import RetryPolicy
@@ -329,6 +331,7 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         retry: RetryArg = USE_CLIENT_DEFAULT,
         idempotent: bool = False,
+        log_level: LogLevel | None = None,
     ) -> JSONObject:
         """Send any request and return its raw ``result`` object (see :meth:`mcp_client.Client.request`)."""
         return self._runner.run(
@@ -339,7 +342,16 @@ class ClientView:
             on_progress=on_progress,
             retry=retry,
             idempotent=idempotent,
+            log_level=log_level,
         )
+
+    def set_log_level(self, level: LogLevel, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Ask for the server's log messages at ``level`` and above (see :meth:`mcp_client.Client.set_log_level`)."""
+        self._runner.run(self._async.set_log_level, level, timeout=timeout)
+
+    def ping(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Check that the server answers (see :meth:`mcp_client.Client.ping`)."""
+        self._runner.run(self._async.ping, timeout=timeout)
 
     def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
         """Every tool of the server, all pages fetched."""
@@ -354,6 +366,7 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result (see :meth:`mcp_client.Client.call_tool`).
 
@@ -371,6 +384,7 @@ class ClientView:
             on_progress=on_progress,
             raise_on_error=raise_on_error,
             retry=retry,
+            log_level=log_level,
         )
 
     def tool_call(
@@ -382,12 +396,19 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> SyncCall[mcp_types.CallToolResult]:
         """A blocking handle on a tool call (see :class:`SyncCall`); use it with ``with``."""
         runner = self._runner
         call = runner.call_sync(
             lambda: self._async.tool_call(
-                name, arguments, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
+                name,
+                arguments,
+                timeout=timeout,
+                on_progress=on_progress,
+                raise_on_error=raise_on_error,
+                retry=retry,
+                log_level=log_level,
             )
         )
         return SyncCall(runner, call)
@@ -409,6 +430,22 @@ class ClientView:
     def read_resource(self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> mcp_types.ReadResourceResult:
         """Read a resource."""
         return self._runner.run(self._async.read_resource, uri, timeout=timeout)
+
+    def list_resource_templates(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template of the server, all pages fetched."""
+        return self._runner.run(self._async.list_resource_templates, timeout=timeout)
+
+    def complete(
+        self,
+        ref: CompletionRef,
+        argument_name: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+    ) -> mcp_types.Completion:
+        """The values the server suggests for one argument (see :meth:`mcp_client.Client.complete`)."""
+        return self._runner.run(self._async.complete, ref, argument_name, value, context, timeout=timeout)
 
 
 class Client(ClientView):

@@ -29,8 +29,9 @@ class MessageHandler(Protocol):
     ``on_batch_begin()`` / ``on_batch_end()`` around the messages of one chunk read together.
     """
 
-    def on_message(self, message: JSONObject) -> None:
-        """A well-formed JSON object arrived."""
+    def on_message(self, message: JSONObject, stream: RequestId | None = None) -> None:
+        """A well-formed JSON object arrived; ``stream`` is the request on whose response stream it came, when the
+        transport has such streams (Streamable HTTP), else ``None``."""
 
     def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:
         """Something arrived that is not a message (bad JSON, not an object, oversized). ``request_id`` is set
