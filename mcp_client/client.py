@@ -29,6 +29,7 @@ from mcp_client.extensions import ExtensionsArg, with_extensions
 from mcp_client.extensions.skills import Skills
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.logs import LogLevel, check_level, with_log_level
+from mcp_client.output_schema import OutputValidator
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
@@ -81,6 +82,9 @@ class Client:
         max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
         meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
             (W3C trace context, for example).
+        validate_output: Check each tool result's ``structuredContent`` against the ``outputSchema`` that
+            ``list_tools()`` reported for the tool, and raise :class:`~mcp_client.StructuredOutputError` when it
+            does not match (``False``: hand results over unchecked).
         extensions: Client extensions to declare, identifier -> settings, e.g.
             ``{"io.modelcontextprotocol/skills": {}}``; they go into the capabilities of every request (2026-07-28)
             or of ``initialize`` (2025-11-25).
@@ -106,6 +110,7 @@ class Client:
         max_input_rounds: int = 10,
         meta_hook: Callable[[str, JSONObject], None] | None = None,
         extensions: ExtensionsArg | None = None,
+        validate_output: bool = True,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -129,6 +134,8 @@ class Client:
         self._capabilities = with_extensions(self._handlers.capabilities(), extensions)
         self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._output = OutputValidator() if validate_output else None
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -417,6 +424,7 @@ class Client:
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if method == "notifications/tools/list_changed":
             self._annotations.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
+            self._output_schemas.clear()
 
     @property
     def _sends_tool_headers(self) -> bool:
@@ -439,6 +447,7 @@ class Client:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
         self._annotations = {tool.name: tool.annotations for tool in tools}
+        self._output_schemas = {tool.name: tool.output_schema for tool in tools}
         return tools
 
     async def call_tool(
@@ -482,13 +491,19 @@ class Client:
             try:
                 idempotent = self.is_idempotent(name)
                 result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent, started_at)
-                return _tool_result(name, result, raise_on_error)
+                return self._checked(name, _tool_result(name, result, raise_on_error))
             except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                 await self.list_tools(timeout=timeout)
         raise AssertionError("unreachable")
+
+    def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
+        """``result``, once its structured output matches the tool's ``outputSchema`` (when validation is on)."""
+        if self._output is not None:
+            self._output.check(name, self._output_schemas.get(name), result)
+        return result
 
     def tool_call(
         self,
@@ -525,7 +540,7 @@ class Client:
             "tools/call",
             params,
             policy=policy,
-            parse=lambda result: _tool_result(name, result, raise_on_error),
+            parse=lambda result: self._checked(name, _tool_result(name, result, raise_on_error)),
             on_progress=on_progress,
             progress_interval=self._progress_interval,
             retry=retry_policy,

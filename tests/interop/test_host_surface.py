@@ -16,7 +16,16 @@ import anyio
 import mcp_types
 import pytest
 
-from mcp_client import Client, Event, IdleTimerReset, RequestSent, ServerLog, TimeoutPolicy, stdio
+from mcp_client import (
+    Client,
+    Event,
+    IdleTimerReset,
+    RequestSent,
+    ServerLog,
+    StructuredOutputError,
+    TimeoutPolicy,
+    stdio,
+)
 from mcp_client.transports.base import Transport
 from mcp_client.transports.http import http
 from tests.interop.conftest import INTEROP_DIR, free_port, serve_http
@@ -120,3 +129,15 @@ async def test_ping_logging_completion_and_templates_on_a_2025_server(everything
     assert "logging/setLevel" in sent
     log = next(e for e in events if isinstance(e, ServerLog))
     assert log.request_id is None  # a 2025 session-wide log belongs to no request
+
+
+async def test_structured_output_of_a_real_server_is_checked_against_its_output_schema(
+    transport_kind: str, request: pytest.FixtureRequest
+) -> None:
+    events: list[Event] = []
+    async with surface_client(transport_kind, request, events) as client:
+        await client.list_tools()
+        good = await client.call_tool("weather", {"city": "Oslo"})
+        assert good.structured_content == {"city": "Oslo", "celsius": 21.5}
+        with pytest.raises(StructuredOutputError, match="celsius"):
+            await client.call_tool("bad_weather", {"city": "Oslo"})
