@@ -21,6 +21,8 @@ import mcp_types
 from pydantic import BaseModel, ValidationError
 
 from mcp_client._version import __version__
+from mcp_client.cache import ResultCache, authorization_context
+from mcp_client.cached_requests import CachedRequests
 from mcp_client.call import Call
 from mcp_client.completion import CompletionRef, completion_params
 from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
@@ -48,8 +50,6 @@ __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 logger = logging.getLogger("mcp_client")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-_MAX_PAGES = 10_000
 
 
 class Client:
@@ -82,6 +82,9 @@ class Client:
         max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
         meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
             (W3C trace context, for example).
+        cache: Keep cacheable results (``server/discover``, the lists, ``resources/read``) while the server's
+            ``ttlMs`` says they are fresh: ``True`` (a cache of this client's own), a
+            :class:`~mcp_client.cache.ResultCache` to share ``public`` entries between clients, or ``False``.
         validate_output: Check each tool result's ``structuredContent`` against the ``outputSchema`` that
             ``list_tools()`` reported for the tool, and raise :class:`~mcp_client.StructuredOutputError` when it
             does not match (``False``: hand results over unchecked).
@@ -111,6 +114,7 @@ class Client:
         meta_hook: Callable[[str, JSONObject], None] | None = None,
         extensions: ExtensionsArg | None = None,
         validate_output: bool = True,
+        cache: ResultCache | bool = True,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -136,6 +140,11 @@ class Client:
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._output = OutputValidator() if validate_output else None
+        shared = cache if isinstance(cache, ResultCache) else (ResultCache() if cache else None)
+        server_key = transport.era_cache_key or ("client", id(self))
+        self._cached = CachedRequests(shared, server_key, authorization_context(transport, self), self._now)
+        if shared is not None:
+            shared.add_listener(self._on_cache_invalidated)
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -421,7 +430,23 @@ class Client:
             raise error
         return result
 
+    @property
+    def cache(self) -> ResultCache | None:
+        """The result cache (``None`` when caching is off). Its :meth:`~mcp_client.cache.ResultCache.invalidate`
+        drops what a change made stale; list-changed and resource-updated notifications do that by themselves."""
+        return self._cached.cache
+
+    def _now(self) -> float:
+        return self.session.now() if self._session is not None else anyio.current_time()
+
+    def _on_cache_invalidated(self, server: object, method: str | None, uri: str | None) -> None:
+        if server in (None, self._cached.server) and method in (None, "tools/list"):
+            self._annotations.clear()  # the policy's hints follow the cache: re-learnt at the next list_tools()
+            self._output_schemas.clear()
+
     def _on_notification(self, method: str, params: JSONObject) -> None:
+        if self._cached.cache is not None:
+            self._cached.cache.on_notification(method, params, server=self._cached.server)
         if method == "notifications/tools/list_changed":
             self._annotations.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
             self._output_schemas.clear()
@@ -439,9 +464,10 @@ class Client:
 
     # -- tools --------------------------------------------------------------------------------------------------
 
-    async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
-        """Every tool of the server, all pages fetched."""
-        pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout)
+    async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
+        """Every tool of the server, all pages fetched; pages still fresh by the server's ``ttlMs`` come from the
+        cache (``cache=False``: ask the server). The annotations and schemas the client uses come from here."""
+        pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout, cache)
         tools = [tool for page in [p async for p in pages] for tool in page.tools]
         if self._sends_tool_headers:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
@@ -496,7 +522,7 @@ class Client:
                 if relisted or not self._sends_tool_headers:
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                await self.list_tools(timeout=timeout)
+                await self.list_tools(timeout=timeout, cache=False)
         raise AssertionError("unreachable")
 
     def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
@@ -555,9 +581,11 @@ class Client:
 
     # -- prompts and resources ----------------------------------------------------------------------------------
 
-    async def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
-        """Every prompt of the server, all pages fetched."""
-        pages = self._paginate("prompts/list", mcp_types.ListPromptsResult, timeout)
+    async def list_prompts(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.Prompt]:
+        """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        pages = self._paginate("prompts/list", mcp_types.ListPromptsResult, timeout, cache)
         return [prompt for page in [p async for p in pages] for prompt in page.prompts]
 
     async def get_prompt(
@@ -574,23 +602,33 @@ class Client:
         result = await self.request("prompts/get", params, timeout=timeout, idempotent=True)
         return parse_result("prompts/get", result, mcp_types.GetPromptResult)
 
-    async def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
-        """Every resource of the server, all pages fetched."""
-        pages = self._paginate("resources/list", mcp_types.ListResourcesResult, timeout)
+    async def list_resources(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.Resource]:
+        """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        pages = self._paginate("resources/list", mcp_types.ListResourcesResult, timeout, cache)
         return [resource for page in [p async for p in pages] for resource in page.resources]
 
     async def read_resource(
-        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
     ) -> mcp_types.ReadResourceResult:
-        """Read a resource."""
-        result = await self.request("resources/read", {"uri": uri}, timeout=timeout, idempotent=True)
+        """Read a resource (from the cache while the server's ``ttlMs`` says it is fresh, unless ``cache=False``)."""
+        result = await self._fetch_cacheable("resources/read", {"uri": uri}, timeout, cache)
         return parse_result("resources/read", result, mcp_types.ReadResourceResult)
 
+    async def discover(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> mcp_types.DiscoverResult:
+        """What the server says of itself (``server/discover``, 2026-07-28), from the cache while it is fresh."""
+        result = await self._fetch_cacheable("server/discover", {}, timeout, cache)
+        return parse_result("server/discover", result, mcp_types.DiscoverResult)
+
     async def list_resource_templates(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
     ) -> list[mcp_types.ResourceTemplate]:
-        """Every resource template of the server, all pages fetched."""
-        pages = self._paginate("resources/templates/list", mcp_types.ListResourceTemplatesResult, timeout)
+        """Every resource template of the server, all pages fetched (fresh pages from the cache unless
+        ``cache=False``)."""
+        pages = self._paginate("resources/templates/list", mcp_types.ListResourceTemplatesResult, timeout, cache)
         return [template for page in [p async for p in pages] for template in page.resource_templates]
 
     async def complete(
@@ -615,20 +653,21 @@ class Client:
         result = await self.request("completion/complete", params, timeout=timeout, idempotent=True)
         return parse_result("completion/complete", result, mcp_types.CompleteResult).completion
 
-    async def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            params: JSONObject = {} if cursor is None else {"cursor": cursor}
-            page = parse_result(method, await self.request(method, params, timeout=timeout, idempotent=True), model)
-            yield page
-            cursor = getattr(page, "next_cursor", None)
-            if cursor is None:
-                return
-            if cursor in seen:
-                raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
-            seen.add(cursor)
-        raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
+    async def _paginate(
+        self, method: str, model: type[ModelT], timeout: TimeoutArg, cache: bool
+    ) -> AsyncIterator[ModelT]:
+        async def send(method: str, params: JSONObject) -> JSONObject:
+            return await self.request(method, params, timeout=timeout, idempotent=True)
+
+        async for page in self._cached.pages(method, send, use_cache=cache):
+            yield parse_result(method, page, model)
+
+    async def _fetch_cacheable(self, method: str, params: JSONObject, timeout: TimeoutArg, cache: bool) -> JSONObject:
+        async def send(method: str, params: JSONObject) -> JSONObject:
+            return await self.request(method, params, timeout=timeout, idempotent=True)
+
+        result, _ = await self._cached.fetch(method, params, send, use_cache=cache)
+        return result
 
 
 def _hard_deadline(policy: TimeoutPolicy) -> float:

@@ -37,6 +37,7 @@ import anyio
 import mcp_types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from mcp_client.cache import ResultCache
 from mcp_client.call import Call
 from mcp_client.client import Client as AsyncClient
 from mcp_client.completion import CompletionRef
@@ -353,9 +354,18 @@ class ClientView:
         """Check that the server answers (see :meth:`mcp_client.Client.ping`)."""
         self._runner.run(self._async.ping, timeout=timeout)
 
-    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
-        """Every tool of the server, all pages fetched."""
-        return self._runner.run(self._async.list_tools, timeout=timeout)
+    @property
+    def cache(self) -> ResultCache | None:
+        """The result cache (see :attr:`mcp_client.Client.cache`)."""
+        return self._async.cache
+
+    def discover(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> mcp_types.DiscoverResult:
+        """What the server says of itself (see :meth:`mcp_client.Client.discover`)."""
+        return self._runner.run(self._async.discover, timeout=timeout, cache=cache)
+
+    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
+        """Every tool of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_tools, timeout=timeout, cache=cache)
 
     def call_tool(
         self,
@@ -413,9 +423,9 @@ class ClientView:
         )
         return SyncCall(runner, call)
 
-    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
-        """Every prompt of the server, all pages fetched."""
-        return self._runner.run(self._async.list_prompts, timeout=timeout)
+    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Prompt]:
+        """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_prompts, timeout=timeout, cache=cache)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
@@ -423,17 +433,24 @@ class ClientView:
         """Get a prompt, filled in with ``arguments``."""
         return self._runner.run(self._async.get_prompt, name, arguments, timeout=timeout)
 
-    def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
-        """Every resource of the server, all pages fetched."""
-        return self._runner.run(self._async.list_resources, timeout=timeout)
+    def list_resources(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.Resource]:
+        """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_resources, timeout=timeout, cache=cache)
 
-    def read_resource(self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> mcp_types.ReadResourceResult:
-        """Read a resource."""
-        return self._runner.run(self._async.read_resource, uri, timeout=timeout)
+    def read_resource(
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> mcp_types.ReadResourceResult:
+        """Read a resource (from the cache while it is fresh, unless ``cache=False``)."""
+        return self._runner.run(self._async.read_resource, uri, timeout=timeout, cache=cache)
 
-    def list_resource_templates(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.ResourceTemplate]:
-        """Every resource template of the server, all pages fetched."""
-        return self._runner.run(self._async.list_resource_templates, timeout=timeout)
+    def list_resource_templates(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template of the server, all pages fetched (fresh pages from the cache unless
+        ``cache=False``)."""
+        return self._runner.run(self._async.list_resource_templates, timeout=timeout, cache=cache)
 
     def complete(
         self,

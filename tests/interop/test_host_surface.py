@@ -141,3 +141,22 @@ async def test_structured_output_of_a_real_server_is_checked_against_its_output_
         assert good.structured_content == {"city": "Oslo", "celsius": 21.5}
         with pytest.raises(StructuredOutputError, match="celsius"):
             await client.call_tool("bad_weather", {"city": "Oslo"})
+
+
+async def test_list_tools_twice_within_a_real_servers_ttl_makes_one_request(
+    transport_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """The server keeps tools/list fresh for 60 s and resources/read too (private); other lists for 0 s."""
+    events: list[Event] = []
+    async with surface_client(transport_kind, request, events) as client:
+        first = await client.list_tools()
+        assert await client.list_tools() == first
+        await client.read_resource("greeting://alice")
+        assert (await client.read_resource("greeting://alice")).contents[0].text == "hello alice"  # type: ignore[union-attr]
+        await client.list_prompts()
+        await client.list_prompts()
+        await client.list_tools(cache=False)
+    sent = [e.method for e in events if isinstance(e, RequestSent)]
+    assert sent.count("tools/list") == 2  # the second call came from the cache, the third bypassed it
+    assert sent.count("resources/read") == 1
+    assert sent.count("prompts/list") == 2  # ttl 0: never kept
