@@ -1,16 +1,17 @@
 """The public client: connect to one MCP server and call its tools, prompts and resources under a policy.
 
 ``Client`` owns a task group (the transport's readers, background cancellations), a :class:`Session` on the
-connection, and the default :class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=``
-omitted: the client's; ``None``: no limits; a number: that many seconds of maximum), runs one request through the
-session, and turns the result into the mcp-types model of the method.
+connection (the wire), a :class:`~mcp_client.calls.CallRunner` over it (the life of each call), and the default
+:class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``:
+no limits; a number: that many seconds of maximum), has the runner run it, and turns the result into the
+mcp-types model of the method.
 """
 
 from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
@@ -18,32 +19,33 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import mcp_types
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from mcp_client._results import idempotent_hint, tool_params, tool_result
 from mcp_client._version import __version__
 from mcp_client.cache import ResultCache, authorization_context
 from mcp_client.cached_requests import CachedRequests
 from mcp_client.call import Call
-from mcp_client.completion import CompletionRef, completion_params
-from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
+from mcp_client.calls import CallRunner
+from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
-from mcp_client.extensions.skills import Skills
+from mcp_client.features import ServerFeatures
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
-from mcp_client.logs import LogLevel, check_level, with_log_level
+from mcp_client.logs import LogLevel, with_log_level
 from mcp_client.output_schema import OutputValidator
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
-from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream, SoonCallback
+from mcp_client.progress import ProgressCallback
+from mcp_client.protocol import negotiate
 from mcp_client.protocol.era import Era
-from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
+from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
-from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
+from mcp_client.registry import PolicyRegistry, RetryArg, with_retry_rules
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, Transport
-from mcp_client.transports.http import HttpTransport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 
@@ -52,7 +54,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client:
+class Client(ServerFeatures):
     """A connection to one MCP server.
 
     ```python
@@ -82,15 +84,9 @@ class Client:
         max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
         meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
             (W3C trace context, for example).
-        cache: Keep cacheable results (``server/discover``, the lists, ``resources/read``) while the server's
-            ``ttlMs`` says they are fresh: ``True`` (a cache of this client's own), a
-            :class:`~mcp_client.cache.ResultCache` to share ``public`` entries between clients, or ``False``.
-        validate_output: Check each tool result's ``structuredContent`` against the ``outputSchema`` that
-            ``list_tools()`` reported for the tool, and raise :class:`~mcp_client.StructuredOutputError` when it
-            does not match (``False``: hand results over unchecked).
-        extensions: Client extensions to declare, identifier -> settings, e.g.
-            ``{"io.modelcontextprotocol/skills": {}}``; they go into the capabilities of every request (2026-07-28)
-            or of ``initialize`` (2025-11-25).
+        extensions: Client extensions to declare in the capabilities: ``{"io.modelcontextprotocol/skills": {}}``.
+        validate_output: Check ``structuredContent`` against the tool's ``outputSchema`` (StructuredOutputError).
+        cache: Keep cacheable results while fresh (ttlMs): ``True``, ``False``, or a shared ``ResultCache``.
     """
 
     def __init__(
@@ -122,7 +118,7 @@ class Client:
         default_info = {"name": "mcp-client", "version": __version__}
         self.client_info = dict(client_info) if client_info is not None else default_info
         self.retry = retry
-        self.policies = _registry(policies, retry_rules).with_defaults(self.timeout, retry)
+        self.policies = with_retry_rules(policies, retry_rules).with_defaults(self.timeout, retry)
         """The rules that give each call its policies: call > tool > annotation > server > client default."""
         self.retry_budget = RetryBudget()
         """Shared by every call of this client: retries stop while most recent attempts fail."""
@@ -145,14 +141,15 @@ class Client:
         self._cached = CachedRequests(shared, server_key, authorization_context(transport, self), self._now)
         if shared is not None:
             shared.add_listener(self._on_cache_invalidated)
+        self._log_level: LogLevel | None = None
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
+        self._runner: CallRunner | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
         self._renewal_lock = anyio.Lock()
         self._session_generation = 0
         self._identity: ServerIdentity | None = None
-        self._log_level: LogLevel | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -167,19 +164,28 @@ class Client:
             self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
+            input_handler = self._handlers.handle if self._handlers.any else None
             session = Session(
                 task_group=task_group,
                 emit=self._on_event,
                 cancel_timeout=self._cancel_timeout,
-                input_handler=self._handlers.handle if self._handlers.any else None,
+                input_handler=input_handler,
                 on_notification=self._on_notification,
+            )
+            runner = CallRunner(
+                session,
+                budget=self.retry_budget,
+                max_rounds=self.max_input_rounds,
+                progress_interval=self._progress_interval,
+                input_handler=input_handler,
             )
             connection = await stack.enter_async_context(self.transport.connect(session))
             # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
             stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
             session.attach(connection)
             self._session = session
-            self._identity = await self._start_session(session)
+            self._runner = runner
+            self._identity = await self._start_session(runner)
         except BaseException as exc:
             self._stack = None
             # Close without handing the error to the task group, which would wrap it in an exception group.
@@ -190,31 +196,19 @@ class Client:
             raise
         return self
 
-    async def _start_session(self, session: Session) -> ServerIdentity:
+    async def _start_session(self, runner: CallRunner) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
-            key = self.transport.era_cache_key if self.protocol == "auto" else None
-            known = ERA_CACHE.get(key)
-            if known is not None:
-                try:
-                    return await self._negotiate(session, known)
-                except MCPClientError as exc:  # the server changed since: find out again
-                    logger.info("the remembered protocol %s no longer works (%s); probing again", known, exc)
-                    ERA_CACHE.forget(key)
-            identity = await self._negotiate(session, self.protocol)
-            ERA_CACHE.remember(key, identity.era.version)
-            return identity
+            return await negotiate.start(
+                runner,
+                mode=self.protocol,
+                cache_key=self.transport.era_cache_key,
+                client_info=self.client_info,
+                capabilities=self._capabilities,
+                probe_timeout=self._probe_timeout,
+            )
         assert scope.cancelled_caught
         raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
-
-    async def _negotiate(self, session: Session, mode: ProtocolMode) -> ServerIdentity:
-        return await negotiate(
-            session,
-            mode=mode,
-            client_info=self.client_info,
-            capabilities=self._capabilities,
-            probe_timeout=self._probe_timeout,
-        )
 
     async def __aexit__(
         self,
@@ -248,6 +242,12 @@ class Client:
         return self._session
 
     @property
+    def _calls_runner(self) -> CallRunner:
+        if self._runner is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        return self._runner
+
+    @property
     def era(self) -> Era:
         """The protocol era in use."""
         era = self.session.era
@@ -272,18 +272,13 @@ class Client:
     @property
     def server_process_id(self) -> int | None:
         """The server's process id over stdio (None for other transports, or before connecting)."""
-        connection = self._session._connection if self._session is not None else None
+        connection = self._session.connection if self._session is not None else None
         return connection.process_id if connection is not None else None
 
     @property
     def instructions(self) -> str | None:
         """The server's instructions for the model, if any."""
         return self._identity.instructions if self._identity else None
-
-    @property
-    def skills(self) -> Skills:
-        """The skills extension (SEP-2640): list, load and read a server's skills, every file verified."""
-        return Skills(self)
 
     # -- policy ------------------------------------------------------------------------------------------------
 
@@ -303,7 +298,7 @@ class Client:
 
     def is_idempotent(self, tool: str) -> bool:
         """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
-        return _idempotent(self._annotations.get(tool))
+        return idempotent_hint(self._annotations.get(tool))
 
     async def request(
         self,
@@ -319,83 +314,34 @@ class Client:
         """Send any request and return its raw ``result`` object (for methods without a helper here).
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
-        ``log_level`` asks for the server's log messages of this request at that level and above (2026-07-28;
-        they arrive as :class:`~mcp_client.ServerLog` events); at 2025-11-25 see :meth:`set_log_level`.
+        ``log_level``: as for :meth:`call_tool`.
         """
         started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
         self._stamp_log_level(own_params, log_level)
-        return await self._request(method, own_params, timeout, on_progress, retry, idempotent, started_at)
+        policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)
+        return await self._calls_runner.run(
+            method,
+            own_params,
+            policy=policy,
+            retry=retry_policy,
+            idempotent=idempotent,
+            headers=headers,
+            started_at=started_at,
+            on_progress=on_progress,
+            renew=self._renew_session,
+        )
 
-    def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None:
-        with_log_level(params, level if level is not None else self._log_level, modern=self.era.modern)
-
-    async def set_log_level(self, level: LogLevel, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
-        """Ask for the server's log messages at ``level`` and above, as :class:`~mcp_client.ServerLog` events.
-
-        At 2025-11-25 this sends ``logging/setLevel`` (one level for the session). At 2026-07-28, which has no
-        such request, ``level`` becomes the level every later request of this client asks for in its ``_meta``
-        (a call's own ``log_level=`` wins).
-        """
-        check_level(level)
-        if self.era.modern:
-            self._log_level = level
-            return
-        await self.request("logging/setLevel", {"level": level}, timeout=timeout, idempotent=True)
-
-    async def ping(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
-        """Check that the server answers: ``ping`` at 2025-11-25; at 2026-07-28, which has no ``ping``, an
-        uncached ``server/discover`` (every server must serve it). Raises like any request."""
-        method = "server/discover" if self.era.modern else "ping"
-        await self.request(method, {}, timeout=timeout, idempotent=True)
-
-    async def _request(
-        self,
-        method: str,
-        params: JSONObject,
-        timeout: TimeoutArg,
-        on_progress: ProgressCallback | None,
-        retry: RetryArg,
-        idempotent: bool,
-        started_at: float,
-    ) -> JSONObject:
-        """:meth:`request` with ``params`` already the client's own (``call_tool`` builds a fresh dict anyway)."""
+    def _prepare(
+        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
+    ) -> tuple[TimeoutPolicy, RetryPolicy | None, dict[str, str] | None]:
+        """The call's policies and tool headers, after the meta hook saw ``params`` (the client's own dict)."""
         if self.meta_hook is not None:
             self.meta_hook(method, params)
         tool = params.get("name") if method == "tools/call" else None
         policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
         headers = self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None
-        for renewed in (False, True):
-            try:
-                # (keyword arguments spelled out, not a dict of options: this frame lives as long as the call)
-                if on_progress is None:
-                    return await self.session.request(
-                        method,
-                        params,
-                        policy=policy,
-                        retry=retry_policy,
-                        idempotent=idempotent,
-                        budget=self.retry_budget,
-                        max_rounds=self.max_input_rounds,
-                        headers=headers,
-                        started_at=started_at,
-                    )
-                options = {
-                    "policy": policy,
-                    "retry": retry_policy,
-                    "idempotent": idempotent,
-                    "budget": self.retry_budget,
-                    "max_rounds": self.max_input_rounds,
-                    "headers": headers,
-                    "started_at": started_at,
-                }
-                return await self._request_with_progress(method, params, on_progress, options)
-            except SessionExpired:
-                if renewed:
-                    raise
-                # The server ended our 2025-11-25 session before it saw the request: a new one, then once more.
-                await self._renew_session()
-        raise AssertionError("unreachable")
+        return policy, retry_policy, headers
 
     async def _renew_session(self) -> None:
         """Start a new session after the server ended ours; concurrent callers share one renewal."""
@@ -404,45 +350,11 @@ class Client:
             if generation != self._session_generation:
                 return  # another call already renewed it
             logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self.session)
+            self._identity = await self._start_session(self._calls_runner)
             self._session_generation += 1
 
-    async def _request_with_progress(
-        self, method: str, params: JSONObject, on_progress: ProgressCallback, options: dict[str, Any]
-    ) -> JSONObject:
-        """A request whose progress goes to a callback: once per batch of incoming messages if it is sync (asyncio),
-        else one update at a time in a task of its own."""
-        soon = SoonCallback.for_callback(on_progress, self._progress_interval, self.session.after_batch)
-        if soon is not None:
-            return await self.session.request(method, params, sink=soon, **options)
-        stream = ProgressStream(self._progress_interval)
-        pump = CallbackPump(stream, on_progress)
-        hard_deadline = _hard_deadline(options["policy"])
-        error: MCPClientError | None = None
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(pump.run)
-            try:
-                result = await self.session.request(method, params, sink=stream, **options)
-            except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
-                error = exc
-            pump.finish(succeeded=error is None, deadline=hard_deadline)
-        if error is not None:
-            raise error
-        return result
-
-    @property
-    def cache(self) -> ResultCache | None:
-        """The result cache (``None`` when caching is off). Its :meth:`~mcp_client.cache.ResultCache.invalidate`
-        drops what a change made stale; list-changed and resource-updated notifications do that by themselves."""
-        return self._cached.cache
-
-    def _now(self) -> float:
-        return self.session.now() if self._session is not None else anyio.current_time()
-
-    def _on_cache_invalidated(self, server: object, method: str | None, uri: str | None) -> None:
-        if server in (None, self._cached.server) and method in (None, "tools/list"):
-            self._annotations.clear()  # the policy's hints follow the cache: re-learnt at the next list_tools()
-            self._output_schemas.clear()
+    def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None:
+        with_log_level(params, level if level is not None else self._log_level, modern=self.era.request_logs)
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if self._cached.cache is not None:
@@ -453,8 +365,8 @@ class Client:
 
     @property
     def _sends_tool_headers(self) -> bool:
-        """``Mcp-Param-*`` headers exist only on Streamable HTTP at 2026-07-28."""
-        return isinstance(self.transport, HttpTransport) and self.era.modern
+        """``Mcp-Param-*`` headers: where the era stamps them (2026-07-28) and the transport carries them (HTTP)."""
+        return self.transport.carries_headers and self.era.param_headers
 
     def _tool_headers(self, tool: str, arguments: object) -> dict[str, str] | None:
         params = self._header_params.get(tool)
@@ -509,15 +421,26 @@ class Client:
             ServerError: The server answered with a JSON-RPC error.
             ProtocolError: The server broke the protocol.
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
+            StructuredOutputError: The result breaks the tool's ``outputSchema``.
         """
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
-        params = _tool_params(name, arguments)
+        params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         for relisted in (False, True):
             try:
-                idempotent = self.is_idempotent(name)
-                result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent, started_at)
-                return self._checked(name, _tool_result(name, result, raise_on_error))
+                policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
+                result = await self._calls_runner.run(
+                    "tools/call",
+                    params,
+                    policy=policy,
+                    retry=retry_policy,
+                    idempotent=self.is_idempotent(name),
+                    headers=headers,
+                    started_at=started_at,
+                    on_progress=on_progress,
+                    renew=self._renew_session,
+                )
+                return self._checked(name, tool_result(name, result, raise_on_error))
             except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:
                     raise
@@ -550,167 +473,28 @@ class Client:
                 print(p.progress, p.total, p.message)
             result = await call.result()
         ```
-        Leaving the ``async with`` block before the call ended cancels it. ``log_level`` is as for
-        :meth:`call_tool`.
+        Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
-        params = _tool_params(name, arguments)
+        params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         if self.meta_hook is not None:
             self.meta_hook("tools/call", params)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         call = Call(
-            self.session,
+            self._calls_runner,
             self._task_group,
             "tools/call",
             params,
             policy=policy,
-            parse=lambda result: self._checked(name, _tool_result(name, result, raise_on_error)),
+            parse=lambda result: self._checked(name, tool_result(name, result, raise_on_error)),
             on_progress=on_progress,
             progress_interval=self._progress_interval,
             retry=retry_policy,
             idempotent=self.is_idempotent(name),
-            budget=self.retry_budget,
-            max_rounds=self.max_input_rounds,
             headers=self._tool_headers(name, arguments),
             renew_session=self._renew_session,
         )
         self._calls.add(call)
         return call
-
-    # -- prompts and resources ----------------------------------------------------------------------------------
-
-    async def list_prompts(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
-    ) -> list[mcp_types.Prompt]:
-        """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
-        pages = self._paginate("prompts/list", mcp_types.ListPromptsResult, timeout, cache)
-        return [prompt for page in [p async for p in pages] for prompt in page.prompts]
-
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-    ) -> mcp_types.GetPromptResult:
-        """Get a prompt, filled in with ``arguments``."""
-        params: JSONObject = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        result = await self.request("prompts/get", params, timeout=timeout, idempotent=True)
-        return parse_result("prompts/get", result, mcp_types.GetPromptResult)
-
-    async def list_resources(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
-    ) -> list[mcp_types.Resource]:
-        """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
-        pages = self._paginate("resources/list", mcp_types.ListResourcesResult, timeout, cache)
-        return [resource for page in [p async for p in pages] for resource in page.resources]
-
-    async def read_resource(
-        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
-    ) -> mcp_types.ReadResourceResult:
-        """Read a resource (from the cache while the server's ``ttlMs`` says it is fresh, unless ``cache=False``)."""
-        result = await self._fetch_cacheable("resources/read", {"uri": uri}, timeout, cache)
-        return parse_result("resources/read", result, mcp_types.ReadResourceResult)
-
-    async def discover(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
-    ) -> mcp_types.DiscoverResult:
-        """What the server says of itself (``server/discover``, 2026-07-28), from the cache while it is fresh."""
-        result = await self._fetch_cacheable("server/discover", {}, timeout, cache)
-        return parse_result("server/discover", result, mcp_types.DiscoverResult)
-
-    async def list_resource_templates(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
-    ) -> list[mcp_types.ResourceTemplate]:
-        """Every resource template of the server, all pages fetched (fresh pages from the cache unless
-        ``cache=False``)."""
-        pages = self._paginate("resources/templates/list", mcp_types.ListResourceTemplatesResult, timeout, cache)
-        return [template for page in [p async for p in pages] for template in page.resource_templates]
-
-    async def complete(
-        self,
-        ref: CompletionRef,
-        argument_name: str,
-        value: str,
-        context: Mapping[str, str] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-    ) -> mcp_types.Completion:
-        """The values the server suggests for one argument of a prompt or resource template (``completion/complete``).
-
-        Args:
-            ref: ``mcp_types.PromptReference(type="ref/prompt", name=...)`` or
-                ``mcp_types.ResourceTemplateReference(type="ref/resource", uri=...)``.
-            argument_name: The argument being completed.
-            value: What has been typed so far.
-            context: The arguments already filled in, by name.
-        """
-        params = completion_params(ref, argument_name, value, context)
-        result = await self.request("completion/complete", params, timeout=timeout, idempotent=True)
-        return parse_result("completion/complete", result, mcp_types.CompleteResult).completion
-
-    async def _paginate(
-        self, method: str, model: type[ModelT], timeout: TimeoutArg, cache: bool
-    ) -> AsyncIterator[ModelT]:
-        async def send(method: str, params: JSONObject) -> JSONObject:
-            return await self.request(method, params, timeout=timeout, idempotent=True)
-
-        async for page in self._cached.pages(method, send, use_cache=cache):
-            yield parse_result(method, page, model)
-
-    async def _fetch_cacheable(self, method: str, params: JSONObject, timeout: TimeoutArg, cache: bool) -> JSONObject:
-        async def send(method: str, params: JSONObject) -> JSONObject:
-            return await self.request(method, params, timeout=timeout, idempotent=True)
-
-        result, _ = await self._cached.fetch(method, params, send, use_cache=cache)
-        return result
-
-
-def _hard_deadline(policy: TimeoutPolicy) -> float:
-    """The latest moment a call starting now may end: its maximum, capped by the caller's own deadline."""
-    maximum = anyio.current_time() + policy.maximum if policy.maximum is not None else float("inf")
-    return min(maximum, anyio.current_effective_deadline())
-
-
-def _idempotent(hints: mcp_types.ToolAnnotations | None) -> bool:
-    return hints is not None and bool(hints.idempotent_hint or hints.read_only_hint)
-
-
-def _registry(policies: PolicyRegistry | None, retry_rules: Mapping[str, RetryPolicy | None] | None) -> PolicyRegistry:
-    """The client's rules: ``policies``, plus ``retry_rules`` (tool name or glob → retry policy) as tool rules."""
-    registry = policies if policies is not None else PolicyRegistry()
-    if not retry_rules:
-        return registry
-    tools = {pattern: PolicyLayer.of(retry=rule) for pattern, rule in retry_rules.items()}
-    tools.update(registry.tools)
-    return PolicyRegistry(server=registry.server, tools=tools, annotations=registry.annotations)
-
-
-def _tool_params(name: str, arguments: Mapping[str, Any] | None) -> JSONObject:
-    params: JSONObject = {"name": name}
-    if arguments is not None:
-        params["arguments"] = dict(arguments)
-    return params
-
-
-def _tool_result(name: str, result: JSONObject, raise_on_error: bool) -> mcp_types.CallToolResult:
-    parsed = parse_result("tools/call", result, mcp_types.CallToolResult)
-    if raise_on_error and parsed.is_error:
-        text = " ".join(block.text for block in parsed.content if isinstance(block, mcp_types.TextContent))
-        raise ToolError(f"tool {name!r} failed: {text or 'no details'}", result=parsed, method="tools/call")
-    return parsed
-
-
-def parse_result(method: str, result: JSONObject, model: type[ModelT]) -> ModelT:
-    """Check ``resultType`` and validate ``result`` as ``model``; anything off is a :class:`ProtocolError`."""
-    result_type = result.get("resultType")
-    if result_type not in (None, "complete"):  # input rounds were answered by the session before this point
-        raise ProtocolError(f"{method}: unknown resultType {result_type!r}", method=method)
-    try:
-        return model.model_validate(result)
-    except ValidationError as exc:
-        raise ProtocolError(f"{method}: the result is not a valid {model.__name__}: {exc}", method=method) from None

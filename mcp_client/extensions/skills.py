@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import mcp_types
 import yaml
 
+from mcp_client.cached_requests import walk
 from mcp_client.errors import MCPClientError, ProtocolError
 from mcp_client.extensions import SKILLS
 
@@ -58,7 +59,6 @@ SKILL_MD = "SKILL.md"
 DYNAMIC = "dynamic"
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _FRONTMATTER = re.compile(r"^---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
-_MAX_PAGES = 1000
 
 VerificationKind = Literal["size", "digest", "frontmatter", "unlisted", "dynamic", "content"]
 
@@ -307,12 +307,12 @@ class Skills:
         no proof the server has no other skills: :meth:`get` finds one by its URI.
         """
         self._require("skills/list")
+
+        async def fetch(params: dict[str, Any]) -> dict[str, Any]:
+            return await self._client.request("skills/list", params, idempotent=True)
+
         skills: list[Skill] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-            page = await self._client.request("skills/list", params, idempotent=True)
+        for page in await walk("skills/list", fetch):
             entries = page.get("skills")
             if not isinstance(entries, list):
                 raise ProtocolError("skills/list: the result has no skills list", method="skills/list")
@@ -321,14 +321,7 @@ class Skills:
                     skills.append(parse_skill(raw))
                 except ProtocolError as exc:
                     logger.warning("skills/list: leaving out an invalid entry: %s", exc.message)
-            next_cursor = page.get("nextCursor")
-            if not isinstance(next_cursor, str):
-                return skills
-            if next_cursor in seen:
-                raise ProtocolError(f"skills/list: the server repeated the cursor {next_cursor!r}")
-            seen.add(next_cursor)
-            cursor = next_cursor
-        raise ProtocolError(f"skills/list: more than {_MAX_PAGES} pages", method="skills/list")
+        return skills
 
     async def get(self, uri: str) -> Skill:
         """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (listed or not)."""
