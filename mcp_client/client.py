@@ -357,11 +357,10 @@ class Client(ServerFeatures):
         with_log_level(params, level if level is not None else self._log_level, modern=self.era.request_logs)
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
-        if self._cached.cache is not None:
+        if self._cached.cache is not None:  # (its listener forgets the tool hints)
             self._cached.cache.on_notification(method, params, server=self._cached.server)
-        if method == "notifications/tools/list_changed":
-            self._annotations.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
-            self._output_schemas.clear()
+        elif method == "notifications/tools/list_changed":
+            self._forget_tool_hints()
 
     @property
     def _sends_tool_headers(self) -> bool:

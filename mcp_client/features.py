@@ -22,6 +22,7 @@ from mcp_client.completion import CompletionRef, completion_params
 from mcp_client.extensions.skills import Skills
 from mcp_client.logs import LogLevel, check_level
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
+from mcp_client.protocol.tool_headers import HeaderParam
 from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class ServerFeatures:
     _log_level: LogLevel | None
     _annotations: dict[str, mcp_types.ToolAnnotations | None]
     _output_schemas: dict[str, dict[str, Any] | None]
+    _header_params: dict[str, tuple[HeaderParam, ...]]
     _session: Session | None
 
     if TYPE_CHECKING:
@@ -80,8 +82,14 @@ class ServerFeatures:
 
     def _on_cache_invalidated(self, server: object, method: str | None, uri: str | None) -> None:
         if server in (None, self._cached.server) and method in (None, "tools/list"):
-            self._annotations.clear()  # the policy's hints follow the cache: re-learnt at the next list_tools()
-            self._output_schemas.clear()
+            self._forget_tool_hints()
+
+    def _forget_tool_hints(self) -> None:
+        """The tool listing is stale: so are the hints, headers and schemas the client read from it (stale hints are
+        worse than none; they are learnt again at the next ``list_tools()``)."""
+        self._annotations.clear()
+        self._header_params.clear()
+        self._output_schemas.clear()
 
     # -- prompts and resources ----------------------------------------------------------------------------------
 

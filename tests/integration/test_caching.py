@@ -152,3 +152,12 @@ async def test_a_shared_cache_shares_public_entries_across_sign_ins_and_private_
                 await client.list_tools()
     # public: one request serves every sign-in; private: alice's answer serves alice again, never bob
     assert requests(peer, "tools/list") == (1 if scope == "public" else 2)
+
+
+async def test_without_a_cache_a_list_changed_notification_still_drops_the_hints() -> None:
+    changing = ChangingServer()
+    async with changing.client(cache=False) as client:
+        await client.list_tools()
+        assert client.is_idempotent("a1")
+        await client.call_tool("a1", {})  # the server says its tools changed while answering
+        assert not client.is_idempotent("a1")
