@@ -131,3 +131,16 @@ async def test_a_log_message_of_the_call_is_a_sign_of_life_when_the_policy_says_
             with pytest.raises(IdleTimeout):
                 await c.call_tool("t", {"logs": 5, "every": 3}, log_level="info")
             assert not [e for e in events if isinstance(e, IdleTimerReset)]
+
+
+@pytest.mark.fake_clock
+async def test_without_a_stream_a_log_with_several_calls_in_flight_belongs_to_none_and_resets_nothing() -> None:
+    server = LineServer(handle)
+    events: list[Event] = []
+    async with client(server, events) as c, anyio.create_task_group() as group:
+        group.start_soon(c.call_tool, "t", {"logs": 1, "every": 1})
+        group.start_soon(c.call_tool, "t", {"logs": 1, "every": 1.5})
+    logs = [e for e in events if isinstance(e, ServerLog)]
+    assert len(logs) == 2
+    assert [log.request_id for log in logs] == [None, None]
+    assert not [e for e in events if isinstance(e, IdleTimerReset)]
