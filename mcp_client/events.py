@@ -182,7 +182,7 @@ class ServerLog:
     """A log message of the server (``notifications/message``).
 
     ``request_id`` is the request it belongs to: the one on whose response stream it came (Streamable HTTP), or
-    at 2026-07-28 over stdio the only request in flight (servers log there only for requests that asked). ``None``
+    at 2026-07-28 over stdio the only request in flight that asked for logs (servers log only for those). ``None``
     when it belongs to no request that can be told (a 2025-11-25 session-wide log).
     """
 

@@ -14,7 +14,16 @@ from typing import Any, Final, Literal, TypeAlias, get_args
 
 from mcp_client.events import RequestId, ServerLog
 
-__all__ = ["LOG_LEVELS", "LOG_LEVEL_KEY", "LogLevel", "check_level", "python_level", "server_log", "with_log_level"]
+__all__ = [
+    "LOG_LEVELS",
+    "LOG_LEVEL_KEY",
+    "LogLevel",
+    "asks_for_logs",
+    "check_level",
+    "python_level",
+    "server_log",
+    "with_log_level",
+]
 
 LogLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 """The syslog levels of MCP (RFC 5424), least severe first."""
@@ -57,6 +66,12 @@ def server_log(params: dict[str, Any], request_id: RequestId | None) -> ServerLo
         logger_name if isinstance(logger_name, str) else None,
         request_id,
     )
+
+
+def asks_for_logs(params: dict[str, Any]) -> bool:
+    """Do these (stamped) params ask for the request's log messages (``_meta`` log level, 2026-07-28)?"""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and LOG_LEVEL_KEY in meta
 
 
 def with_log_level(params: dict[str, Any], level: LogLevel | None, *, modern: bool) -> dict[str, Any]:

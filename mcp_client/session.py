@@ -48,7 +48,7 @@ from mcp_client.events import (
 )
 from mcp_client.handlers import InputHandler
 from mcp_client.inflight import CallState, WireRequest
-from mcp_client.logs import python_level, server_log
+from mcp_client.logs import asks_for_logs, python_level, server_log
 from mcp_client.policy import (
     Progress,
     ProgressTokens,
@@ -111,6 +111,8 @@ class Session:
         """Seconds a request's waiter sets its timer early (see :mod:`mcp_client._backend`)."""
         self._new_waiter = backend.new_waiter
         self.era: Era | None = None
+        self._asking_for_logs: set[int] = set()
+        """Requests in flight that asked for their log messages (2026-07-28), to tell whose a log is on stdio."""
         self.after_batch = AfterBatch(backend.call_soon)
         """Work deferred until the messages read together have all been routed (sync progress callbacks)."""
         self.on_batch_begin = self.after_batch.open
@@ -195,6 +197,8 @@ class Session:
         era = self.era
         assert era is not None
         stamped = era.stamp(dict(params), request.token)
+        if era.request_logs and asks_for_logs(stamped):
+            self._asking_for_logs.add(request.request_id)
         return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
 
     def try_write(self, message: JSONObject) -> bool:
@@ -244,6 +248,7 @@ class Session:
         now = self._now()
         if self._in_flight.pop(request.request_id, None) is not None:
             _remember(self._recent, request.request_id, now)
+            self._asking_for_logs.discard(request.request_id)
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 
@@ -417,13 +422,13 @@ class Session:
 
     def _log_owner(self, stream: RequestId | None) -> WireRequest | None:
         """The request a log message belongs to: the one whose stream it came on; where logs are per request
-        (2026-07-28) and there is no stream (stdio), the only request in flight, since servers then log only for
-        requests that asked, and only on theirs."""
+        (2026-07-28) and there is no stream (stdio), the only request in flight that asked for logs, since servers
+        then log only for requests that asked, and only on theirs."""
         if stream is not None:
             key = wire_id(stream)
             return self._in_flight.get(key) if key is not None else None
-        if self.era is not None and self.era.request_logs and len(self._in_flight) == 1:
-            return next(iter(self._in_flight.values()))
+        if self.era is not None and self.era.request_logs and len(self._asking_for_logs) == 1:
+            return self._in_flight.get(next(iter(self._asking_for_logs)))
         return None
 
     def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:

@@ -144,3 +144,15 @@ async def test_without_a_stream_a_log_with_several_calls_in_flight_belongs_to_no
     assert len(logs) == 2
     assert [log.request_id for log in logs] == [None, None]
     assert not [e for e in events if isinstance(e, IdleTimerReset)]
+
+
+@pytest.mark.fake_clock
+async def test_without_a_stream_a_log_belongs_to_the_only_call_in_flight_that_asked_for_logs() -> None:
+    server = LineServer(handle)
+    events: list[Event] = []
+    async with client(server, events) as c, anyio.create_task_group() as group:
+        group.start_soon(c.call_tool, "t", {"every": 3})  # in flight all along, did not ask for logs
+        group.start_soon(lambda: c.call_tool("t", {"logs": 2, "every": 1}, log_level="debug"))
+    asker = [r["id"] for r in server.requests if r["method"] == "tools/call" and "logs" in r["params"]["arguments"]]
+    assert [e.request_id for e in events if isinstance(e, ServerLog)] == asker * 2
+    assert [e.request_id for e in events if isinstance(e, IdleTimerReset)] == asker * 2
