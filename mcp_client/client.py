@@ -199,13 +199,15 @@ class Client(ServerFeatures):
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
-            return await negotiate.start(
-                runner,
-                mode=self.protocol,
-                cache_key=self.transport.era_cache_key,
-                client_info=self.client_info,
-                capabilities=self._capabilities,
-                probe_timeout=self._probe_timeout,
+            return self._remember_discovery(
+                await negotiate.start(
+                    runner,
+                    mode=self.protocol,
+                    cache_key=self.transport.era_cache_key,
+                    client_info=self.client_info,
+                    capabilities=self._capabilities,
+                    probe_timeout=self._probe_timeout,
+                )
             )
         assert scope.cancelled_caught
         raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
@@ -376,8 +378,7 @@ class Client(ServerFeatures):
     # -- tools --------------------------------------------------------------------------------------------------
 
     async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
-        """Every tool of the server, all pages fetched; pages still fresh by the server's ``ttlMs`` come from the
-        cache (``cache=False``: ask the server). The annotations and schemas the client uses come from here."""
+        """Every tool, all pages (fresh ones from the cache unless ``cache=False``); the client's tool hints."""
         pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout, cache)
         tools = [tool for page in [p async for p in pages] for tool in page.tools]
         if self._sends_tool_headers:

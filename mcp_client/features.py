@@ -28,6 +28,7 @@ from mcp_client.transports.base import JSONObject
 if TYPE_CHECKING:
     from mcp_client.progress import ProgressCallback
     from mcp_client.protocol.era import Era
+    from mcp_client.protocol.negotiate import ServerIdentity
     from mcp_client.registry import RetryArg
     from mcp_client.session import Session
 
@@ -79,6 +80,15 @@ class ServerFeatures:
 
     def _now(self) -> float:
         return self.session.now() if self._session is not None else anyio.current_time()
+
+    def _remember_discovery(self, identity: ServerIdentity) -> ServerIdentity:
+        """The start-up probe's ``DiscoverResult`` is a cacheable answer like any other: kept for :meth:`discover`."""
+        cache = self._cached.cache
+        if identity.discovered is not None and cache is not None:
+            cache.put(
+                self._cached.server, self._cached.context, "server/discover", None, identity.discovered, now=self._now()
+            )
+        return identity
 
     def _on_cache_invalidated(self, server: object, method: str | None, uri: str | None) -> None:
         if server in (None, self._cached.server) and method in (None, "tools/list"):

@@ -57,7 +57,7 @@ async def test_nothing_is_kept_without_a_ttl_and_reads_are_kept_per_uri(connect:
         assert client.cache is not None
         assert len(client.cache) == 3
     assert (requests(peer, "resources/read"), requests(peer, "resources/templates/list")) == (1, 1)
-    assert requests(peer, "server/discover") == 2  # the probe at start-up, then one discover(); the second is kept
+    assert requests(peer, "server/discover") == 1  # the start-up probe's answer is kept: discover() sends nothing
 
 
 async def test_no_cache_for_a_client_with_cache_false(connect: Callable[..., Client]) -> None:
