@@ -32,7 +32,7 @@ from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
 from mcp_client.features import ServerFeatures
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
-from mcp_client.logs import LogLevel, with_log_level
+from mcp_client.logs import LogLevel
 from mcp_client.output_schema import OutputValidator
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
@@ -355,9 +355,6 @@ class Client(ServerFeatures):
             self._identity = await self._start_session(self._calls_runner)
             self._session_generation += 1
 
-    def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None:
-        with_log_level(params, level if level is not None else self._log_level, modern=self.era.request_logs)
-
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if self._cached.cache is not None:  # (its listener forgets the tool hints)
             self._cached.cache.on_notification(method, params, server=self._cached.server)
@@ -447,12 +444,6 @@ class Client(ServerFeatures):
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                 await self.list_tools(timeout=timeout, cache=False)
         raise AssertionError("unreachable")
-
-    def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
-        """``result``, once its structured output matches the tool's ``outputSchema`` (when validation is on)."""
-        if self._output is not None:
-            self._output.check(name, self._output_schemas.get(name), result)
-        return result
 
     def tool_call(
         self,

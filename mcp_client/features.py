@@ -20,7 +20,8 @@ from mcp_client.cache import ResultCache
 from mcp_client.cached_requests import CachedRequests
 from mcp_client.completion import CompletionRef, completion_params
 from mcp_client.extensions.skills import Skills
-from mcp_client.logs import LogLevel, check_level
+from mcp_client.logs import LogLevel, check_level, with_log_level
+from mcp_client.output_schema import OutputValidator
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.protocol.tool_headers import HeaderParam
 from mcp_client.transports.base import JSONObject
@@ -46,6 +47,7 @@ class ServerFeatures:
     _annotations: dict[str, mcp_types.ToolAnnotations | None]
     _output_schemas: dict[str, dict[str, Any] | None]
     _header_params: dict[str, tuple[HeaderParam, ...]]
+    _output: OutputValidator | None
     _session: Session | None
 
     if TYPE_CHECKING:
@@ -80,6 +82,15 @@ class ServerFeatures:
 
     def _now(self) -> float:
         return self.session.now() if self._session is not None else anyio.current_time()
+
+    def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
+        """``result``, once its structured output matches the tool's ``outputSchema`` (when validation is on)."""
+        if self._output is not None:
+            self._output.check(name, self._output_schemas.get(name), result)
+        return result
+
+    def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None:
+        with_log_level(params, level if level is not None else self._log_level, modern=self.era.request_logs)
 
     def _remember_discovery(self, identity: ServerIdentity) -> ServerIdentity:
         """The start-up probe's ``DiscoverResult`` is a cacheable answer like any other: kept for :meth:`discover`."""
