@@ -466,11 +466,9 @@ class Client(ServerFeatures):
         ```
         Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
         """
-        policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
-        if self.meta_hook is not None:
-            self.meta_hook("tools/call", params)
+        policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         call = Call(
@@ -484,7 +482,7 @@ class Client(ServerFeatures):
             progress_interval=self._progress_interval,
             retry=retry_policy,
             idempotent=self.is_idempotent(name),
-            headers=self._tool_headers(name, arguments),
+            headers=headers,
             renew_session=self._renew_session,
         )
         self._calls.add(call)
