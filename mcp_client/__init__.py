@@ -34,6 +34,7 @@ from mcp_client.errors import (
     ResourceNotFound,
     ServerError,
     SessionExpired,
+    StructuredOutputError,
     ToolError,
     TransportError,
     UnsupportedProtocolVersion,
@@ -51,6 +52,7 @@ from mcp_client.events import (
     RequestFinished,
     RequestSent,
     RetryScheduled,
+    ServerLog,
     ServerNotification,
     ServerStderr,
     Slow,
@@ -59,6 +61,7 @@ from mcp_client.events import (
 )
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
+from mcp_client.logs import LogLevel
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
@@ -115,6 +118,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "LateMessage",
+    "LogLevel",
     "MCPClientError",
     "MaxTimeout",
     "MemoryTransport",
@@ -142,6 +146,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "ServerError",
+    "ServerLog",
     "ServerNotification",
     "ServerSpec",
     "ServerStatus",
@@ -149,6 +154,7 @@ __all__ = [
     "SessionExpired",
     "Slow",
     "StdioTransport",
+    "StructuredOutputError",
     "TimedOut",
     "TimeoutArg",
     "TimeoutKind",
