@@ -267,3 +267,24 @@ async def test_a_subscription_closed_without_being_entered_sends_nothing(connect
         with pytest.raises(RuntimeError, match="not open yet"):
             _ = sub.acknowledged
     assert peer.listens.received == []
+
+
+def _tool_lists(peer: ScriptedPeer) -> int:
+    return sum(1 for message in peer.stats.received if message.get("method") == "tools/list")
+
+
+@pytest.mark.fake_clock
+async def test_a_change_and_a_drop_both_drop_the_cached_tool_list(connect: Callable[..., Client]) -> None:
+    peer = ScriptedPeer(era="modern", listen=ListenScript(), ttl_ms=3_600_000)
+    async with connect(peer) as client, client.listen(prompts=False, resources=False) as sub:
+        await client.list_tools()
+        await client.list_tools()
+        assert _tool_lists(peer) == 1  # fresh for an hour: served from the cache
+        peer.listens.notify(TOOLS_CHANGED)
+        assert await next_change(sub) == ToolsListChanged()
+        await client.list_tools()
+        assert _tool_lists(peer) == 2  # the change on the listen stream dropped it
+        peer.listens.tear_down()
+        assert await next_change(sub) == ToolsListChanged(after_relisten=True)
+        await client.list_tools()
+        assert _tool_lists(peer) == 3  # so did the drop: what changed meanwhile is unknown
