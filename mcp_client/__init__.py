@@ -34,6 +34,7 @@ from mcp_client.errors import (
     ResourceNotFound,
     ServerError,
     SessionExpired,
+    StructuredOutputError,
     TaskFailed,
     TaskNotFound,
     ToolError,
@@ -49,9 +50,11 @@ from mcp_client.events import (
     ProgressAccepted,
     ProgressRejected,
     ProtocolViolation,
+    Relistened,
     RequestFinished,
     RequestSent,
     RetryScheduled,
+    ServerLog,
     ServerNotification,
     ServerStderr,
     Slow,
@@ -63,11 +66,25 @@ from mcp_client.events import (
 )
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
+from mcp_client.logs import LogLevel
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.tasks import PollPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
+from mcp_client.subscriptions import (
+    DEFAULT_LISTEN_POLICY,
+    Change,
+    ListenPolicy,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    Subscription,
+    SubscriptionError,
+    SubscriptionFilter,
+    SubscriptionLost,
+    ToolsListChanged,
+)
 from mcp_client.tasks import Task, TaskPolicy
 from mcp_client.transports.base import Transport
 from mcp_client.transports.http import HttpTransport, http
@@ -75,6 +92,18 @@ from mcp_client.transports.memory import MemoryTransport, memory
 from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
+    "ToolsListChanged",
+    "SubscriptionLost",
+    "SubscriptionFilter",
+    "SubscriptionError",
+    "Subscription",
+    "ResourcesListChanged",
+    "ResourceUpdated",
+    "Relistened",
+    "PromptsListChanged",
+    "ListenPolicy",
+    "DEFAULT_LISTEN_POLICY",
+    "Change",
     "Attempt",
     "Call",
     "CancelMethod",
@@ -96,6 +125,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "LateMessage",
+    "LogLevel",
     "MCPClientError",
     "MaxTimeout",
     "MemoryTransport",
@@ -124,6 +154,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "ServerError",
+    "ServerLog",
     "ServerNotification",
     "ServerSpec",
     "ServerStatus",
@@ -138,6 +169,7 @@ __all__ = [
     "TaskNotFound",
     "TaskPolicy",
     "TaskStatus",
+    "StructuredOutputError",
     "TimedOut",
     "TimeoutArg",
     "TimeoutKind",

@@ -8,7 +8,7 @@ the same for the call handle. Import them from :mod:`mcp_client.sync`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -17,14 +17,19 @@ import mcp_types
 from anyio.from_thread import BlockingPortal
 
 from mcp_client._portal import PortalRunner
+from mcp_client._sync_subscription import SyncSubscription
+from mcp_client.cache import ResultCache
 from mcp_client.call import Call
 from mcp_client.client import Client as AsyncClient
+from mcp_client.completion import CompletionRef
+from mcp_client.logs import LogLevel
 from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.retry import RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.protocol.era import Era
 from mcp_client.registry import RetryArg
+from mcp_client.subscriptions import ListenPolicy
 from mcp_client.tasks import Task
 from mcp_client.transports.base import JSONObject, Transport
 
@@ -190,6 +195,7 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         retry: RetryArg = USE_CLIENT_DEFAULT,
         idempotent: bool = False,
+        log_level: LogLevel | None = None,
     ) -> JSONObject:
         """Send any request and return its raw ``result`` object (see :meth:`mcp_client.Client.request`)."""
         return self._runner.run(
@@ -200,11 +206,12 @@ class ClientView:
             on_progress=on_progress,
             retry=retry,
             idempotent=idempotent,
+            log_level=log_level,
         )
 
-    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
-        """Every tool of the server, all pages fetched."""
-        return self._runner.run(self._async.list_tools, timeout=timeout)
+    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
+        """Every tool of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_tools, timeout=timeout, cache=cache)
 
     def call_tool(
         self,
@@ -215,6 +222,7 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result (see :meth:`mcp_client.Client.call_tool`).
 
@@ -232,6 +240,7 @@ class ClientView:
             on_progress=on_progress,
             raise_on_error=raise_on_error,
             retry=retry,
+            log_level=log_level,
         )
 
     def tool_call(
@@ -243,19 +252,44 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> SyncCall[mcp_types.CallToolResult]:
         """A blocking handle on a tool call (see :class:`SyncCall`); use it with ``with``."""
         runner = self._runner
         call = runner.call_sync(
             lambda: self._async.tool_call(
-                name, arguments, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
+                name,
+                arguments,
+                timeout=timeout,
+                on_progress=on_progress,
+                raise_on_error=raise_on_error,
+                retry=retry,
+                log_level=log_level,
             )
         )
         return SyncCall(runner, call)
 
-    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
-        """Every prompt of the server, all pages fetched."""
-        return self._runner.run(self._async.list_prompts, timeout=timeout)
+    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Prompt]:
+        """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_prompts, timeout=timeout, cache=cache)
+
+    def listen(
+        self,
+        *,
+        tools: bool = True,
+        prompts: bool = True,
+        resources: bool = True,
+        resource_uris: Iterable[str] = (),
+        policy: ListenPolicy | None = None,
+    ) -> SyncSubscription:
+        """A blocking handle on a subscription to the server's changes (see :class:`SyncSubscription`)."""
+        runner = self._runner
+        subscription = runner.call_sync(
+            lambda: self._async.listen(
+                tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris, policy=policy
+            )
+        )
+        return SyncSubscription(runner, subscription)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
@@ -263,13 +297,54 @@ class ClientView:
         """Get a prompt, filled in with ``arguments``."""
         return self._runner.run(self._async.get_prompt, name, arguments, timeout=timeout)
 
-    def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
-        """Every resource of the server, all pages fetched."""
-        return self._runner.run(self._async.list_resources, timeout=timeout)
+    def list_resources(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.Resource]:
+        """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_resources, timeout=timeout, cache=cache)
 
-    def read_resource(self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> mcp_types.ReadResourceResult:
-        """Read a resource."""
-        return self._runner.run(self._async.read_resource, uri, timeout=timeout)
+    def read_resource(
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> mcp_types.ReadResourceResult:
+        """Read a resource (from the cache while it is fresh, unless ``cache=False``)."""
+        return self._runner.run(self._async.read_resource, uri, timeout=timeout, cache=cache)
+
+    def list_resource_templates(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_resource_templates, timeout=timeout, cache=cache)
+
+    # -- the rest of what a host calls ------------------------------------------------------------------------
+
+    @property
+    def cache(self) -> ResultCache | None:
+        """The result cache (see :attr:`mcp_client.Client.cache`)."""
+        return self._async.cache
+
+    def complete(
+        self,
+        ref: CompletionRef,
+        argument_name: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+    ) -> mcp_types.Completion:
+        """The values the server suggests for one argument (see :meth:`mcp_client.Client.complete`)."""
+        return self._runner.run(self._async.complete, ref, argument_name, value, context, timeout=timeout)
+
+    def discover(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> mcp_types.DiscoverResult:
+        """What the server says of itself (see :meth:`mcp_client.Client.discover`)."""
+        return self._runner.run(self._async.discover, timeout=timeout, cache=cache)
+
+    def ping(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Check that the server answers (see :meth:`mcp_client.Client.ping`)."""
+        self._runner.run(self._async.ping, timeout=timeout)
+
+    def set_log_level(self, level: LogLevel, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Ask for the server's log messages at ``level`` and above (see :meth:`mcp_client.Client.set_log_level`)."""
+        self._runner.run(self._async.set_log_level, level, timeout=timeout)
 
     def task_result(
         self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, raise_on_error: bool = False

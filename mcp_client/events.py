@@ -24,9 +24,11 @@ __all__ = [
     "ProgressAccepted",
     "ProgressRejected",
     "ProtocolViolation",
+    "Relistened",
     "RequestFinished",
     "RequestSent",
     "RetryScheduled",
+    "ServerLog",
     "ServerNotification",
     "ServerStderr",
     "Slow",
@@ -180,6 +182,21 @@ class ServerNotification:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerLog:
+    """A log message of the server (``notifications/message``).
+
+    ``request_id`` is the request it belongs to: the one on whose response stream it came (Streamable HTTP), or
+    at 2026-07-28 over stdio the only request in flight that asked for logs (servers log only for those). ``None``
+    when it belongs to no request that can be told (a 2025-11-25 session-wide log).
+    """
+
+    level: str
+    data: Any
+    logger: str | None = None
+    request_id: RequestId | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ServerStderr:
     """One line the server process wrote to its stderr (stdio only). Not an error by itself."""
 
@@ -219,6 +236,17 @@ class TaskCancelSent:
     acknowledged: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Relistened:
+    """A subscription dropped unexpectedly and is opened again: ``subscriptions/listen`` with a new id after
+    ``delay`` seconds (2026-07-28). ``streak`` counts the drops in a row; ``cause`` is what ended the old one."""
+
+    previous_id: RequestId | None
+    delay: float
+    streak: int
+    cause: MCPClientError
+
+
 Event: TypeAlias = (
     RequestSent
     | RequestFinished
@@ -233,9 +261,11 @@ Event: TypeAlias = (
     | TransportFailure
     | ProtocolViolation
     | ServerNotification
+    | ServerLog
     | ServerStderr
     | TaskCreated
     | TaskStatus
     | TaskCancelSent
+    | Relistened
 )
 """Any event of the stream."""

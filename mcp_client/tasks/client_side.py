@@ -8,8 +8,9 @@ public ``task_result``, ``get_task`` and ``cancel_task``. May touch the call roo
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
+from typing import TYPE_CHECKING, Any
 
 import anyio.abc
 import mcp_types
@@ -17,6 +18,7 @@ import mcp_types
 from mcp_client._results import tool_result
 from mcp_client.calls.runner import CallRunner
 from mcp_client.calls.tasks import TaskControl, TaskHooks, TaskRunner
+from mcp_client.errors import MissingClientCapability
 from mcp_client.events import TaskCreated
 from mcp_client.handlers import InputHandler
 from mcp_client.inflight import RequestControl
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from mcp_client.registry import RetryArg
     from mcp_client.session import Session
 
-__all__ = ["TaskMethods", "TaskPolicy", "declared_capabilities", "explain_missing_tasks"]
+__all__ = ["TaskMethods", "TaskPolicy"]
 
 
 class TaskMethods:
@@ -95,10 +97,20 @@ class TaskMethods:
 
     # -- for the client -------------------------------------------------------------------------------------------
 
-    def _init_tasks(self, tasks: bool | TaskPolicy) -> None:
+    def _init_tasks(self, tasks: bool | TaskPolicy, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """Take the ``tasks=`` argument; return ``capabilities`` with the tasks extension declared (unless off)."""
         self.tasks = tasks if isinstance(tasks, TaskPolicy) else TaskPolicy(enabled=bool(tasks))
         self._task_support = {}
         self._task_runner = None
+        return declared_capabilities(capabilities, self.tasks)
+
+    @contextmanager
+    def _explaining_missing_tasks(self) -> Iterator[None]:
+        """A ``-32021`` that asks for the tasks extension while tasks are off is raised said plainly."""
+        try:
+            yield
+        except MissingClientCapability as exc:
+            raise explain_missing_tasks(exc, self.tasks) from None
 
     def _connect_tasks(
         self,
@@ -120,10 +132,9 @@ class TaskMethods:
         self._task_runner = task_runner
         stack.push_async_callback(task_runner.drain, cancel_timeout)
 
-    def _learn_tools(self, tools: list[mcp_types.Tool]) -> dict[str, mcp_types.ToolAnnotations | None]:
-        """Remember each tool's task support; return the tools' annotations (for the policy registry)."""
+    def _learn_task_support(self, tools: list[mcp_types.Tool]) -> None:
+        """Remember each listed tool's ``execution.taskSupport`` (2025-11-25)."""
         self._task_support = {tool.name: tool.execution.task_support if tool.execution else None for tool in tools}
-        return {tool.name: tool.annotations for tool in tools}
 
     @property
     def _tasks(self) -> TaskRunner:

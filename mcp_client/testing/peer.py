@@ -52,6 +52,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 from anyio.streams.stapled import StapledByteStream
 
+from mcp_client.testing._peer_listen import ListenBoard, ListenScript
 from mcp_client.testing._peer_streams import FileByteReceiveStream, FileByteSendStream, byte_pipe
 from mcp_client.testing._peer_tasks import TASK_TOOLS, PeerTasks, TaskRequestError
 from mcp_client.testing._peer_tools import (
@@ -69,6 +70,8 @@ from mcp_client.testing._peer_tools import (
 
 __all__ = [
     "EXIT_CODE_DIED",
+    "ListenBoard",
+    "ListenScript",
     "PeerSession",
     "PeerStats",
     "ScriptedPeer",
@@ -169,6 +172,9 @@ class ScriptedPeer:
         discover: DiscoverBehaviour | None = None,
         stderr: TextIO | None = None,
         tasks: bool = False,
+        listen: ListenScript | None = None,
+        ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
     ) -> None:
         """Configure the peer.
 
@@ -176,7 +182,9 @@ class ScriptedPeer:
         ``era="legacy"``), ``"error"`` (-32601, the legacy default) or ``"silent"`` (never answered).
         ``stderr``, when given, is where the ``stderr`` tool also writes (it always records in
         :attr:`PeerStats.stderr_lines`). ``tasks`` lists and serves the task tools (their tasks are in
-        :attr:`tasks`).
+        :attr:`tasks`). ``listen`` scripts how ``subscriptions/listen`` is answered (2026-07-28);
+        the open listens are driven through :attr:`listens`. ``ttl_ms`` and ``cache_scope`` are the caching hints of
+        its modern cacheable results (``server/discover``, the lists, ``resources/read``).
         """
         if era not in ("auto", "modern", "legacy"):
             raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
@@ -188,12 +196,16 @@ class ScriptedPeer:
         self.page_size = page_size
         self.discover: DiscoverBehaviour = discover or ("error" if era == "legacy" else "answer")
         self.stderr = stderr
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
         self.stats = PeerStats()
         self.serves_tasks = tasks
         self.tasks = PeerTasks()
         """The tasks the task tools created (they outlive the connection that made them)."""
         self.counter = 0
         """The value of the counter the ``increment`` tool adds to."""
+        self.listens = ListenBoard(listen or ListenScript())
+        """The open ``subscriptions/listen`` requests, and how each one ended (see :mod:`._peer_listen`)."""
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> None:
         """Serve one connection until ``receive`` reaches EOF or a tool kills the peer.
@@ -354,6 +366,14 @@ class _PeerConnection:
         self._stats.died = True
         self._stop()
 
+    def _drop_stream(self) -> None:
+        """End the current request's stream with nothing: over HTTP its response is cut; over stdio the peer dies."""
+        drop = getattr(self._send, "drop_current", None)
+        if callable(drop):
+            drop()
+        else:
+            self.die()
+
     def next_counter_value(self, increment: int) -> int:
         self._peer.counter += increment
         return self._peer.counter
@@ -451,10 +471,11 @@ class _PeerConnection:
             logger.debug("ignoring notification %s", method)
 
     def cancel_call(self, request_id: RequestId) -> bool:
-        """Cancel a running call (a tool that ignores cancellation is only flagged); False if none is running."""
+        """Cancel a running call (a tool that ignores cancellation is only flagged) or an open listen; False if
+        neither is running."""
         running = self._running_calls.get(request_id)
         if running is None:
-            return False
+            return self._peer.listens.cancel(request_id)
         call, tool, scope = running
         call.cancel_requested = True
         if not tool.ignores_cancellation:
@@ -511,7 +532,7 @@ class _PeerConnection:
             self._era = "modern"
         result = await self._dispatch(request_id, method, params)
         if result is not None and self._era == "modern" and method in _CACHEABLE_METHODS:
-            result = {**result, "ttlMs": 0, "cacheScope": "public"}
+            result = {**result, "ttlMs": self._peer.ttl_ms, "cacheScope": self._peer.cache_scope}
         return result
 
     def _discover(self, request_id: RequestId, params: JsonObject) -> JsonObject | None:
@@ -527,8 +548,8 @@ class _PeerConnection:
             "resultType": "complete",
             "supportedVersions": [MODERN_PROTOCOL_VERSION],
             "capabilities": {"tools": {"listChanged": False}, "prompts": {}, "resources": {}},
-            "ttlMs": 0,
-            "cacheScope": "public",
+            "ttlMs": self._peer.ttl_ms,
+            "cacheScope": self._peer.cache_scope,
             "_meta": {SERVER_INFO_META_KEY: SERVER_INFO},
         }
 
@@ -574,6 +595,12 @@ class _PeerConnection:
                 raise _RequestError(error.code, error.message, error.data) from None
         if method == "tools/call":
             self._start_tool_call(request_id, params)
+            return None
+        if method == "subscriptions/listen" and self._era == "modern" and self._peer.listens.script.supported:
+            assert self._task_group is not None
+            self._task_group.start_soon(
+                self._peer.listens.serve, request_id, params, self.send_message, self._drop_stream, name=method
+            )
             return None
         if method == "tools/list":
             listed = [tool.describe() for tool in TOOLS]
