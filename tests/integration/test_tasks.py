@@ -80,6 +80,7 @@ async def test_a_task_completes_through_polling(connect: Connect, events: list[E
     if era == "legacy":
         assert sent(peer, "tools/call")[0]["task"] == {"ttl": 160_000}  # the call's maximum plus a minute
         assert [p["taskId"] for p in sent(peer, "tasks/result")] == [created.task_id]
+        assert "extensions" not in sent(peer, "initialize")[0]["capabilities"]  # the modern extension only
     else:
         assert sent(peer, "tasks/result") == []
     only_task_cancels(peer)
