@@ -438,11 +438,15 @@ class Client:
                 idempotent = self.is_idempotent(name)
                 result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent, started_at)
                 return _tool_result(name, result, raise_on_error)
-            except HeaderMismatch:
+            except HeaderMismatch as exc:
                 if relisted or not self._sends_tool_headers:
+                    exc.about_tool(name, self._annotations.get(name))
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                 await self.list_tools(timeout=timeout)
+            except MCPClientError as exc:
+                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
+                raise
         raise AssertionError("unreachable")
 
     def tool_call(
