@@ -1,7 +1,7 @@
 """``mcp-client``: try MCP servers from a terminal, and see the client's timeout policy at work.
 
 The command line is a thin host on top of :class:`mcp_client.Client`; it needs the ``cli`` extra
-(``pip install 'mcp-client[cli]'``, which brings in rich).
+(``pip install 'mcp-policy-client[cli]'``, which brings in rich).
 
 ```
 mcp-client demo [--fast] [--http | --url URL [--header 'Name: value']...]
@@ -762,7 +762,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from rich.console import Console
     except ImportError:
-        print("the CLI needs rich: pip install 'mcp-client[cli]'", file=sys.stderr)
+        print("the CLI needs rich: pip install 'mcp-policy-client[cli]'", file=sys.stderr)
         return EXIT_USAGE
     out = Console()
     err = Console(stderr=True)

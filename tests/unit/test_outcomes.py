@@ -6,6 +6,8 @@ Each error class says what happened, whether the server was told to stop, and wh
 
 from __future__ import annotations
 
+from typing import Any
+
 import mcp_types
 import pytest
 
@@ -31,7 +33,7 @@ READ_ONLY = mcp_types.ToolAnnotations(read_only_hint=True)
 IDEMPOTENT = mcp_types.ToolAnnotations(idempotent_hint=True, read_only_hint=False)
 DESTRUCTIVE = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
-SENT = {"method": "tools/call", "request_ids": (7,), "elapsed": 30.4}
+SENT: dict[str, Any] = {"method": "tools/call", "request_ids": (7,), "elapsed": 30.4}
 
 
 def test_idle_timeout_of_a_sent_call_says_the_server_was_told_and_to_check_before_a_retry() -> None:
