@@ -6,18 +6,10 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_client.cli import (
-    EXIT_OK,
-    CallOptions,
-    EventLog,
-    Interrupts,
-    UsageError,
-    dump_json,
-    exit_code,
-    follow_call,
-    print_error,
-    tools_table,
-)
+from mcp_client.cli.commands import CallOptions, follow_call
+from mcp_client.cli.display import dump_json, print_error, tools_table
+from mcp_client.cli.interrupts import EventLog, Interrupts
+from mcp_client.cli.outcome import EXIT_OK, UsageError, exit_code
 from mcp_client.config import GroupConfig, load_config
 from mcp_client.errors import ConnectError
 from mcp_client.group import ClientGroup, split_tool_name

@@ -1,0 +1,167 @@
+"""``mcp-client tools`` and ``mcp-client call`` against one server: a command, or a Streamable HTTP endpoint."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import mcp_types
+
+from mcp_client import (
+    Call,
+    CancelSent,
+    Client,
+    ConnectError,
+    MCPClientError,
+    RequestCancelled,
+    TimeoutPolicy,
+    Transport,
+    http,
+    stdio,
+)
+from mcp_client.cli.display import dump_json, print_error, print_result, progress_line, tools_table
+from mcp_client.cli.interrupts import EventLog, Interrupts
+from mcp_client.cli.outcome import CTRL_C_REASON, EXIT_OK, EXIT_TOOL_ERROR, exit_code, single_error
+from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, UseClientDefault
+from mcp_client.policy.retry import RetryPolicy
+from mcp_client.registry import UNSET, PartialTimeout, Unset
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+__all__ = ["CallOptions", "ServerOptions", "call_command", "connected", "follow_call", "list_tools_command"]
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How to start and talk to the server of ``tools`` and ``call``."""
+
+    command: list[str]
+    env: dict[str, str]
+    inherit_env: bool
+    protocol: str
+    policy: TimeoutPolicy
+    url: str | None = None
+    """Talk Streamable HTTP to this endpoint instead of starting ``command``."""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@contextlib.asynccontextmanager
+async def connected(server: ServerOptions, log: EventLog) -> AsyncIterator[Client]:
+    """A client with its session set up; any failure to get there is a :class:`~mcp_client.ConnectError`."""
+    if server.url is not None:
+        transport: Transport = http(server.url, headers=server.headers)
+    else:
+        command, *args = server.command
+        transport = stdio(command, args, env=server.env or None, inherit_env=server.inherit_env)
+    client = Client(transport, timeout=server.policy, protocol=server.protocol, on_event=log)
+    try:
+        await client.__aenter__()
+    except BaseException as raised:  # Client.__aenter__ may wrap its error in exception groups
+        error = single_error(raised)
+        if isinstance(error, ConnectError):
+            raise error from None
+        if isinstance(error, MCPClientError):
+            message = f"could not set up a session ({type(error).__name__}: {error})"
+            raise ConnectError(message, method=error.method, request_ids=error.request_ids) from error
+        raise
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def list_tools_command(server: ServerOptions, as_json: bool, out: Console, log: EventLog) -> int:
+    async with connected(server, log) as client:
+        tools = await client.list_tools()
+        server_info = client.server_info
+        version = client.protocol_version
+    if as_json:
+        dump_json({"tools": [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]})
+        return EXIT_OK
+    name = f"{server_info.name} {server_info.version}" if server_info is not None else "the server"
+    out.print(tools_table(f"{len(tools)} tools of {name} (protocol {version})", [(tool.name, tool) for tool in tools]))
+    return EXIT_OK
+
+
+async def call_command(
+    interrupts: Interrupts,
+    server: ServerOptions,
+    tool: str,
+    arguments: dict[str, Any],
+    options: CallOptions,
+    out: Console,
+    err: Console,
+    log: EventLog,
+) -> int:
+    async with connected(server, log) as client:
+        call = client.tool_call(tool, arguments, timeout=options.policy(server.policy), retry=options.retry_arg)
+        return await follow_call(interrupts, call, tool, options.as_json, out, err, log)
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What ``call`` overrides for its one call: ``--idle``, ``--max``, ``--retries``; and ``--json``."""
+
+    idle: float | Unset | None = UNSET
+    maximum: float | Unset | None = UNSET
+    retries: int | None = None
+    as_json: bool = False
+
+    @property
+    def partial(self) -> PartialTimeout:
+        """Only the fields given on the command line; the rest comes from the resolved policy."""
+        return PartialTimeout(idle=self.idle, maximum=self.maximum)
+
+    def policy(self, under: TimeoutPolicy) -> TimeoutPolicy:
+        """The call's policy: ``under`` with the fields given on the command line."""
+        return under.replace(**self.partial.set_fields)
+
+    @property
+    def retry(self) -> RetryPolicy | None:
+        """``--retries N``: N retries after the first attempt; ``None`` when not given."""
+        return None if self.retries is None else RetryPolicy(attempts=self.retries + 1)
+
+    @property
+    def retry_arg(self) -> RetryPolicy | UseClientDefault | None:
+        return USE_CLIENT_DEFAULT if self.retries is None else self.retry
+
+
+async def follow_call(
+    interrupts: Interrupts,
+    call_handle: Call[mcp_types.CallToolResult],
+    tool: str,
+    as_json: bool,
+    out: Console,
+    err: Console,
+    log: EventLog,
+) -> int:
+    """Run a tool call with a progress bar on stderr (when a terminal), Ctrl-C cancelling it; print its result."""
+    display = progress_line(err, tool, transient=True) if err.is_terminal else contextlib.nullcontext(None)
+    with display as view:
+        async with call_handle as call:
+            interrupts.target = lambda: call.cancel(CTRL_C_REASON)
+            async for update in call.progress():
+                if view is not None:
+                    view.update(update)
+            try:
+                result = await call.result()
+            except RequestCancelled as exc:
+                interrupts.target = None
+                sent = await log.wait_for(lambda event: isinstance(event, CancelSent), 1.0)
+                print_error(err, exc)
+                err.print("  the server was told to stop" if sent else "  could not tell the server", style="dim")
+                return exit_code(exc)
+            finally:
+                interrupts.target = None
+    if as_json:
+        dump_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    else:
+        print_result(out, result)
+    if result.is_error:
+        err.print(f"[bold red]the tool {tool!r} reported an error[/] (isError)", highlight=False)
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
