@@ -158,9 +158,21 @@ class Client:
             self._stack = None
             # Close without handing the error to the task group, which would wrap it in an exception group.
             # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
-            await stack.aclose()
-            if isinstance(exc, MCPClientError) and not isinstance(exc, ConnectError):
-                raise ConnectError(f"could not start a session with {self.transport.description!r}: {exc}") from exc
+            failure: BaseException = exc
+            try:
+                await stack.aclose()
+            except BaseExceptionGroup as group:
+                # A task of the connection failed start-up (at 2025-11-25 it makes requests of its own, which OAuth
+                # may refuse): the same error as when the handshake itself met it, not a group around it.
+                sole = _sole_client_error(group)
+                if sole is None:
+                    raise
+                failure = sole
+            if isinstance(failure, MCPClientError) and not isinstance(failure, ConnectError):
+                message = f"could not start a session with {self.transport.description!r}: {failure}"
+                raise ConnectError(message) from failure
+            if failure is not exc:
+                raise failure from None
             raise
         return self
 
@@ -541,6 +553,14 @@ class Client:
                 raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
             seen.add(cursor)
         raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
+
+
+def _sole_client_error(group: BaseExceptionGroup[BaseException]) -> MCPClientError | None:
+    """The one client error inside (nested) exception groups of one error each, if that is what they hold."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error if isinstance(error, MCPClientError) else None
 
 
 def _hard_deadline(policy: TimeoutPolicy) -> float:

@@ -58,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     out = Console()
     err = Console(stderr=True)
+    for console in (out, err):
+        # Not a terminal (a pipe, a log file, a CI job): one line per message, nothing wrapped at 80 columns.
+        console.soft_wrap = not console.is_terminal
     try:
         options = parse_arguments(arguments)
         tool_arguments = json_arguments(options.arguments) if options.subcommand == "call" else {}
@@ -140,6 +143,6 @@ def command_body(
         headers=dict(options.header),
     )
     if options.subcommand == "tools":
-        return lambda interrupts: list_tools_command(server, as_json, out, log)
+        return lambda interrupts: list_tools_command(server, as_json, out, log, err)
     tool: str = options.tool
     return lambda interrupts: call_command(interrupts, server, tool, tool_arguments, call_options, out, err, log)

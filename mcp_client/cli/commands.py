@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+import anyio
 import mcp_types
 
 from mcp_client import (
@@ -16,6 +17,7 @@ from mcp_client import (
     ConnectError,
     MCPClientError,
     RequestCancelled,
+    RequestTimeout,
     TimeoutPolicy,
     Transport,
     http,
@@ -31,6 +33,9 @@ from mcp_client.registry import UNSET, PartialTimeout, Unset
 if TYPE_CHECKING:
     from rich.console import Console
 
+
+SHUTDOWN_NOTICE_AFTER: Final = 0.5
+"""Seconds of closing after which the CLI says it is waiting for the server to shut down."""
 
 __all__ = ["CallOptions", "ServerOptions", "call_command", "connected", "follow_call", "list_tools_command"]
 
@@ -50,32 +55,58 @@ class ServerOptions:
 
 
 @contextlib.asynccontextmanager
-async def connected(server: ServerOptions, log: EventLog) -> AsyncIterator[Client]:
-    """A client with its session set up; any failure to get there is a :class:`~mcp_client.ConnectError`."""
+async def connected(server: ServerOptions, log: EventLog, notice: Console | None = None) -> AsyncIterator[Client]:
+    """A client with its session set up; any failure to get there is a :class:`~mcp_client.ConnectError`.
+
+    Leaving it closes the client; ``notice`` is told when that takes more than a moment."""
     if server.url is not None:
         transport: Transport = http(server.url, headers=server.headers)
     else:
         command, *args = server.command
         transport = stdio(command, args, env=server.env or None, inherit_env=server.inherit_env)
     client = Client(transport, timeout=server.policy, protocol=server.protocol, on_event=log)
-    try:
-        await client.__aenter__()
-    except BaseException as raised:  # Client.__aenter__ may wrap its error in exception groups
-        error = single_error(raised)
-        if isinstance(error, ConnectError):
-            raise error from None
-        if isinstance(error, MCPClientError):
-            message = f"could not set up a session ({type(error).__name__}: {error})"
-            raise ConnectError(message, method=error.method, request_ids=error.request_ids) from error
-        raise
-    try:
-        yield client
-    finally:
-        await client.aclose()
+    # The notice's task group is entered before the client, so that the client is left inside it (anyio scopes
+    # nest: the client's own task group must be exited before any scope opened after it).
+    async with anyio.create_task_group() as notices:
+        try:
+            await client.__aenter__()
+        except BaseException as raised:  # Client.__aenter__ may wrap its error in exception groups
+            error = single_error(raised)
+            if isinstance(error, ConnectError):
+                raise error from None
+            if isinstance(error, MCPClientError):
+                message = f"could not set up a session ({type(error).__name__}: {error})"
+                raise ConnectError(message, method=error.method, request_ids=error.request_ids) from error
+            raise
+        try:
+            yield client
+        finally:
+            if notice is not None:
+                notices.start_soon(_note_shutdown_after_a_moment, client, notice)
+            await client.aclose()
+            notices.cancel_scope.cancel()
 
 
-async def list_tools_command(server: ServerOptions, as_json: bool, out: Console, log: EventLog) -> int:
-    async with connected(server, log) as client:
+async def _note_shutdown_after_a_moment(client: Client, notice: Console) -> None:
+    """Say that we are waiting, when closing the client takes a while (a server slow to exit)."""
+    await anyio.sleep(SHUTDOWN_NOTICE_AFTER)
+    notice.print(f"waiting for the server to shut down ({client.transport.description})", style="dim")
+
+
+async def stop_note(error: RequestCancelled | RequestTimeout, log: EventLog) -> str:
+    """Whether the server was told to stop the call that ``error`` ended (its cancellation goes out in the
+    background: wait a moment for it)."""
+    if not error.request_ids:
+        return "the request had not been sent: there was nothing to stop"
+    ids = set(error.request_ids)
+    sent = await log.wait_for(lambda event: isinstance(event, CancelSent) and event.request_id in ids, 1.0)
+    return "the server was told to stop" if sent is not None else "could not tell the server to stop"
+
+
+async def list_tools_command(
+    server: ServerOptions, as_json: bool, out: Console, log: EventLog, err: Console | None = None
+) -> int:
+    async with connected(server, log, err) as client:
         tools = await client.list_tools()
         server_info = client.server_info
         version = client.protocol_version
@@ -97,7 +128,7 @@ async def call_command(
     err: Console,
     log: EventLog,
 ) -> int:
-    async with connected(server, log) as client:
+    async with connected(server, log, err) as client:
         call = client.tool_call(tool, arguments, timeout=options.policy(server.policy), retry=options.retry_arg)
         return await follow_call(interrupts, call, tool, options.as_json, out, err, log)
 
@@ -149,11 +180,10 @@ async def follow_call(
                     view.update(update)
             try:
                 result = await call.result()
-            except RequestCancelled as exc:
+            except (RequestCancelled, RequestTimeout) as exc:
                 interrupts.target = None
-                sent = await log.wait_for(lambda event: isinstance(event, CancelSent), 1.0)
                 print_error(err, exc)
-                err.print("  the server was told to stop" if sent else "  could not tell the server", style="dim")
+                err.print("  " + await stop_note(exc, log), style="dim", highlight=False)
                 return exit_code(exc)
             finally:
                 interrupts.target = None

@@ -46,6 +46,7 @@ def new_progress(console: Console, *, transient: bool) -> RichProgress:
     """A rich progress display: spinner, description, bar, details (done/total, rate, ETA, message), time."""
     from rich.progress import BarColumn, SpinnerColumn, Task, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as RichProgress
+    from rich.progress_bar import ProgressBar
     from rich.text import Text
 
     class Spinner(SpinnerColumn):
@@ -57,10 +58,19 @@ def new_progress(console: Console, *, transient: bool) -> RichProgress:
             rendered = super().render(task)
             return rendered if isinstance(rendered, Text) else Text(" ")
 
+    class Bar(BarColumn):
+        """The bar, red once its call failed (however far it got)."""
+
+        def render(self, task: Task) -> ProgressBar:
+            bar = super().render(task)
+            if task.fields.get("failed"):
+                bar.complete_style = bar.finished_style = "red"
+            return bar
+
     return RichProgress(
         Spinner(),
         TextColumn("{task.description}"),
-        BarColumn(bar_width=30),
+        Bar(bar_width=30),
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
         console=console,
@@ -89,15 +99,20 @@ class ProgressView:
         )
 
     def finish(self, description: str, *, ok: bool) -> None:
-        """Stop the spinner and show how the call ended."""
+        """Stop the spinner and show how the call ended: a full green bar for a success; for a failure, a red
+        bar as far as the progress got (empty when the total was unknown: nothing says how far it was)."""
         total = self.last.total if self.last is not None else None
         completed = self.last.progress if self.last is not None else 0
-        changes: dict[str, Any] = {"mark": "[green]✔[/]" if ok else "[red]✘[/]"}
+        changes: dict[str, Any] = {"mark": "[green]✔[/]" if ok else "[red]✘[/]", "failed": not ok}
         if self.last is None:
             changes["detail"] = "no progress received"
-        self._progress.update(
-            self._task, description=description, total=total or completed or 1, completed=completed, **changes
-        )
+        if ok:
+            changes.update(total=total or completed or 1, completed=total or completed or 1)
+        elif total:
+            changes.update(total=total, completed=min(completed, total))
+        else:
+            changes.update(total=1, completed=0)
+        self._progress.update(self._task, description=description, **changes)
         self._progress.stop_task(self._task)
 
 
@@ -143,6 +158,22 @@ def print_error(console: Console, error: BaseException, log: EventLog | None = N
             context.append(f"last progress {error.last_progress:g}")
         if context:
             console.print("  " + ", ".join(context), style="dim", highlight=False)
+    if log is not None and log.not_json and isinstance(error, ConnectError | TransportError):
+        lines = "line" if log.not_json_count == 1 else "lines"
+        console.print(
+            f"  hint: the server wrote {log.not_json_count} {lines} to stdout that {'is' if lines == 'line' else 'are'}"
+            " not JSON-RPC, such as:",
+            style="yellow",
+            highlight=False,
+        )
+        for line in log.not_json:
+            console.print("  | " + escape(line), style="yellow", highlight=False)
+        console.print(
+            "  an MCP server over stdio may write only JSON-RPC messages to stdout (logs belong on stderr); "
+            "a server that serves HTTP is reached with --url",
+            style="yellow",
+            highlight=False,
+        )
     if log is not None and log.stderr and isinstance(error, ConnectError | TransportError):
         console.print("  the server's last stderr lines:", style="dim")
         for line in log.stderr:
@@ -150,7 +181,7 @@ def print_error(console: Console, error: BaseException, log: EventLog | None = N
 
 
 def print_result(console: Console, result: mcp_types.CallToolResult) -> None:
-    """Text blocks as text; other blocks summarised; structured content as JSON."""
+    """Text blocks as text; other blocks summarised; structured content as JSON, unless a text block has it already."""
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
             console.out(block.text, highlight=False)
@@ -165,8 +196,20 @@ def print_result(console: Console, result: mcp_types.CallToolResult) -> None:
             console.out(f"[resource: {resource.uri}{mime}]", highlight=False)
             if isinstance(resource, mcp_types.TextResourceContents):
                 console.out(resource.text, highlight=False)
-    if result.structured_content is not None:
+    if result.structured_content is not None and not _text_repeats(result):
         console.out(json.dumps(result.structured_content, indent=2, ensure_ascii=False), highlight=False)
+
+
+def _text_repeats(result: mcp_types.CallToolResult) -> bool:
+    """Whether a text block already holds the structured content as JSON (as the spec asks servers to send it)."""
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            try:
+                if json.loads(block.text) == result.structured_content:
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 def dump_json(value: Any) -> None:

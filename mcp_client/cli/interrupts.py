@@ -14,6 +14,7 @@ import anyio.abc
 
 from mcp_client import (
     Event,
+    ProtocolViolation,
     ServerStderr,
 )
 from mcp_client.cli.outcome import EXIT_INTERRUPTED
@@ -21,19 +22,31 @@ from mcp_client.cli.outcome import EXIT_INTERRUPTED
 __all__ = ["EventLog", "Interrupts", "run_interruptible"]
 
 
+_NOT_JSON_KEPT = 3
+
+
 class EventLog:
-    """The client's ``on_event`` hook: keeps events (when asked) and the server's last stderr lines."""
+    """The client's ``on_event`` hook: keeps events (when asked), the server's last stderr lines, and the lines it
+    wrote to stdout that were not JSON-RPC messages (a banner, a log line)."""
 
     def __init__(self, *, keep: Callable[[Event], bool] | None = None, stderr_lines: int = 20) -> None:
         self.events: list[Event] = []
         """The events kept: all of them, or those ``keep`` accepts."""
         self.stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self.not_json: list[str] = []
+        """The first few lines of the server's stdout that were not JSON-RPC messages."""
+        self.not_json_count = 0
+        """How many such lines there were."""
         self._keep = keep
         self._waiters: list[_Waiter] = []
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ServerStderr):
             self.stderr.append(event.line)
+        elif isinstance(event, ProtocolViolation) and isinstance(event.raw, bytes):
+            self.not_json_count += 1
+            if len(self.not_json) < _NOT_JSON_KEPT:
+                self.not_json.append(event.raw.decode(errors="replace").strip()[:200])
         if self._keep is None or self._keep(event):
             self.events.append(event)
         for waiter in self._waiters:

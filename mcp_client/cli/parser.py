@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -195,6 +196,8 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
 def check_sources(options: argparse.Namespace) -> None:
     """Exactly one way to reach the server(s): a command, ``--url``, or ``--config``."""
     url: str | None = options.url
+    if url is not None:
+        check_url(url)
     if options.subcommand == "demo":
         if url is not None and options.http:
             raise UsageError("demo takes --url or --http, not both")
@@ -214,6 +217,14 @@ def check_sources(options: argparse.Namespace) -> None:
         raise UsageError("--header goes with --url")
     if options.subcommand == "tools" and getattr(options, "server", None) is not None and options.config is None:
         raise UsageError("a server name after tools needs --config")
+
+
+def check_url(url: str) -> None:
+    """``--url`` must be an ``http://`` or ``https://`` URL with a host (``localhost:3000/mcp`` is a mistake)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        example = f"http://{url}" if "://" not in url else "http://127.0.0.1:3000/mcp"
+        raise UsageError(f"--url needs an http:// or https:// URL with a host, like {example}, not {url!r}")
 
 
 def json_arguments(text: str) -> dict[str, Any]:
