@@ -13,6 +13,7 @@ It reads errors and tool annotations only; it imports nothing else of the packag
 from __future__ import annotations
 
 import enum
+import sys
 from typing import TYPE_CHECKING
 
 from mcp_client.errors import (
@@ -69,8 +70,8 @@ def may_have_run(error: MCPClientError) -> Ran:
     """Whether the call that ended in ``error`` may have done its work on the server."""
     if isinstance(error, ToolError):
         return Ran.YES
-    if isinstance(error, ConnectError | SessionExpired):
-        return Ran.NO  # no session, or a session the server no longer knew: it did not look at the request
+    if isinstance(error, ConnectError | SessionExpired) or _is_oauth_error(error):
+        return Ran.NO  # no session, a session the server no longer knew, or no authorization: it did not run
     if isinstance(error, TransportError):
         return Ran.MAYBE if error.written else Ran.NO
     if isinstance(error, RequestTimeout | RequestCancelled):
@@ -109,6 +110,8 @@ def _what_happened(error: MCPClientError, subject: str) -> str:
         return f"{subject} was cancelled{after}{reason}."
     if isinstance(error, ConnectError):
         return f"{subject} could not be called: the server could not be started or reached ({detail})."
+    if _is_oauth_error(error):
+        return f"{subject} could not be called: authorization with the server failed ({detail})."
     if isinstance(error, SessionExpired):
         return f"{subject} failed: the server ended the session and a new one could not be used ({detail})."
     if isinstance(error, TransportError):
@@ -127,6 +130,12 @@ def _what_happened(error: MCPClientError, subject: str) -> str:
     if isinstance(error, ProtocolError):
         return f"{subject} failed: the server's answer did not follow the protocol ({detail})."
     return f"{subject} failed: {detail}."
+
+
+def _is_oauth_error(error: MCPClientError) -> bool:
+    """An error of :mod:`mcp_client.auth` (looked up only if that module is loaded, as it is when one exists)."""
+    module = sys.modules.get("mcp_client.auth.errors")
+    return module is not None and isinstance(error, module.OAuthError)
 
 
 def _detail(error: MCPClientError) -> str:
@@ -149,6 +158,8 @@ def _advice(error: MCPClientError, ran: Ran) -> str:
             return "The tool did not run: correct the arguments before trying again."
         if isinstance(error, _REFUSALS):
             return "The tool did not run."
+        if _is_oauth_error(error):
+            return "The tool did not run; calling it again needs the authorization fixed first."
         wait = _retry_after(error)
         return f"The tool did not run, so it is safe to try again{wait}."
     if isinstance(error, ToolError):

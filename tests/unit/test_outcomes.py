@@ -154,3 +154,13 @@ def test_about_tool_keeps_what_is_known() -> None:
     error = IdleTimeout("x", timeout=1).about_tool("first", READ_ONLY).about_tool("second", None)
 
     assert (error.tool, error.tool_annotations) == ("first", READ_ONLY)
+
+
+def test_an_authorization_failure_did_not_run() -> None:
+    from mcp_client.auth import Unauthorized
+
+    error = Unauthorized("the server refused the token it was just given").about_tool("send_email", DESTRUCTIVE)
+
+    assert may_have_run(error) is Ran.NO
+    assert "authorization with the server failed" in error.for_model
+    assert "The tool did not run; calling it again needs the authorization fixed first." in error.for_model
