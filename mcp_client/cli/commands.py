@@ -37,7 +37,15 @@ if TYPE_CHECKING:
 SHUTDOWN_NOTICE_AFTER: Final = 0.5
 """Seconds of closing after which the CLI says it is waiting for the server to shut down."""
 
-__all__ = ["CallOptions", "ServerOptions", "call_command", "connected", "follow_call", "list_tools_command"]
+__all__ = [
+    "CallOptions",
+    "ServerOptions",
+    "call_command",
+    "connected",
+    "follow_call",
+    "list_tools_command",
+    "note_shutdown_after_a_moment",
+]
 
 
 @dataclass(frozen=True)
@@ -82,15 +90,18 @@ async def connected(server: ServerOptions, log: EventLog, notice: Console | None
             yield client
         finally:
             if notice is not None:
-                notices.start_soon(_note_shutdown_after_a_moment, client, notice)
+                notices.start_soon(note_shutdown_after_a_moment, "the server", notice, client.transport.description)
             await client.aclose()
             notices.cancel_scope.cancel()
 
 
-async def _note_shutdown_after_a_moment(client: Client, notice: Console) -> None:
-    """Say that we are waiting, when closing the client takes a while (a server slow to exit)."""
+async def note_shutdown_after_a_moment(what: str, notice: Console, which: str | None = None) -> None:
+    """Say that we are waiting for ``what`` to shut down, once closing has taken a moment (a server slow to exit).
+
+    Start it when the closing starts, in a task group entered before what is closed; cancel it when that is done.
+    """
     await anyio.sleep(SHUTDOWN_NOTICE_AFTER)
-    notice.print(f"waiting for the server to shut down ({client.transport.description})", style="dim")
+    notice.print(f"waiting for {what} to shut down" + (f" ({which})" if which else ""), style="dim", highlight=False)
 
 
 async def stop_note(error: RequestCancelled | RequestTimeout, log: EventLog) -> str:

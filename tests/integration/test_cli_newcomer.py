@@ -3,8 +3,10 @@ that is not a terminal, a server that writes a banner on stdout, a URL without a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -40,6 +42,17 @@ def test_the_cli_says_it_is_waiting_while_a_slow_server_shuts_down() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "hi\n"
     assert "waiting for the server to shut down" in done.stderr
+
+
+def test_with_a_config_the_cli_says_it_is_waiting_for_the_servers(tmp_path: Path) -> None:
+    lingering = {"command": "sh", "args": ["-c", f"{sys.executable} -m mcp_client.testing.peer; sleep 30"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"slow": lingering}}), encoding="utf-8")
+    command = [sys.executable, "-m", "mcp_client.cli", "--config", str(config), "call", "slow/echo", '{"text": "hi"}']
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hi\n"
+    assert "waiting for the servers to shut down" in done.stderr
 
 
 def test_errors_are_not_wrapped_when_stderr_is_not_a_terminal(
