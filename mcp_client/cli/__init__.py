@@ -38,10 +38,10 @@ Exit codes (``tools`` and ``call``; ``demo`` uses 0, 1 and 130):
 ===  ======================================================================
 
 The package's modules, each one concept: :mod:`~mcp_client.cli.app` (``main``), :mod:`~mcp_client.cli.parser`
-(the command line), :mod:`~mcp_client.cli.commands` (``tools`` and ``call``), :mod:`~mcp_client.cli.group`
-(``--config``), :mod:`~mcp_client.cli.demo` (``demo``), :mod:`~mcp_client.cli.display` (what is shown),
+(the command line), :mod:`~mcp_client.cli.group` (``--config``), :mod:`~mcp_client.cli.demo` (``demo``),
+:mod:`~mcp_client.cli.commands` (``tools`` and ``call``), :mod:`~mcp_client.cli.display` (what is shown),
 :mod:`~mcp_client.cli.interrupts` (events and Ctrl-C) and :mod:`~mcp_client.cli.outcome` (exit statuses).
-Each imports only the ones below it in that list.
+Each imports only modules after it in that list.
 """
 
 from mcp_client.cli.app import main
