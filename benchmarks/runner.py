@@ -49,7 +49,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     versions: dict[str, str | None] = {}
-    for package in ("mcp", "mcp-client", "anyio", "httpx"):
+    for package in ("mcp", "mcp-policy-client", "anyio", "httpx"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

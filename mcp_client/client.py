@@ -22,6 +22,7 @@ import mcp_types
 from pydantic import BaseModel
 
 from mcp_client._results import idempotent_hint, tool_params, tool_result
+from mcp_client._start_failure import close_and_raise
 from mcp_client._version import __version__
 from mcp_client.cache import ResultCache, authorization_context
 from mcp_client.cached_requests import CachedRequests
@@ -191,10 +192,7 @@ class Client(ServerFeatures, Listening):
             self._stack = None
             # Close without handing the error to the task group, which would wrap it in an exception group.
             # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
-            await stack.aclose()
-            if isinstance(exc, MCPClientError) and not isinstance(exc, ConnectError):
-                raise ConnectError(f"could not start a session with {self.transport.description!r}: {exc}") from exc
-            raise
+            await close_and_raise(stack, exc, self.transport.description)
         return self
 
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
@@ -439,11 +437,15 @@ class Client(ServerFeatures, Listening):
                     renew=self._renew_session,
                 )
                 return self._checked(name, tool_result(name, result, raise_on_error))
-            except HeaderMismatch:
+            except HeaderMismatch as exc:
                 if relisted or not self._sends_tool_headers:
+                    exc.about_tool(name, self._annotations.get(name))
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                 await self.list_tools(timeout=timeout, cache=False)
+            except MCPClientError as exc:
+                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
+                raise
         raise AssertionError("unreachable")
 
     def tool_call(

@@ -28,7 +28,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from mcp_client import config_env
 from mcp_client._config_values import (
     Attempts,
     Duration,
@@ -225,7 +225,6 @@ class PolicyConfig(RuleConfig):
 
 # -- servers and the file (tolerant: other hosts' keys are ignored) ---------------------------------------------
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
 _STDIO_TYPES = frozenset({"stdio"})
 
@@ -353,12 +352,14 @@ def load_config(
             raise ConfigError([ConfigProblem("", reason)], source=name) from None
     if not isinstance(data, dict):
         raise ConfigError([ConfigProblem("", f"must be a JSON object, got {type(data).__name__}")], source=name)
+    environ = os.environ if environ is None else environ
     try:
         config = GroupConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_problems(exc), source=name) from None
+        # Every problem at once: the unset variables too, found in the raw entries since the model is not there.
+        raise ConfigError(_problems(exc) + _unset_variables(data, environ), source=name) from None
     problems: list[ConfigProblem] = []
-    expanded = _expand_environment(config, os.environ if environ is None else environ, problems)
+    expanded = _expand_environment(config, environ, problems)
     if problems:
         raise ConfigError(problems, source=name)
     return expanded
@@ -424,19 +425,29 @@ def _known_keys(location: list[str]) -> list[str]:
     return list(RuleConfig.model_fields)
 
 
+def _unset_variables(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[ConfigProblem]:
+    """The ``${VAR}`` references without a value in the entries of a file that did not validate (as JSON)."""
+    servers = data.get("mcpServers" if "mcpServers" in data else "servers")
+    if not isinstance(servers, Mapping):
+        return []
+    problems: list[ConfigProblem] = []
+    for name, entry in servers.items():
+        if isinstance(entry, Mapping) and entry.get("disabled") is not True:
+            for where, value in config_env.raw_values(entry):
+                _expand(value, f"mcpServers.{_segment(name)}.{where}", environ, problems)
+    return problems
+
+
+def _expand(value: str, path: str, environ: Mapping[str, str], problems: list[ConfigProblem]) -> str:
+    unset: list[str] = []
+    expanded = config_env.expand(value, environ, unset)
+    problems += [ConfigProblem(path, f"environment variable {variable!r} is not set") for variable in unset]
+    return expanded
+
+
 def _expand_environment(config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem]) -> GroupConfig:
     def expand(value: str, path: str) -> str:
-        def substitute(match: re.Match[str]) -> str:
-            variable, default = match.group(1), match.group(2)
-            found = environ.get(variable)
-            if found is not None and (found or default is None):
-                return found
-            if default is not None:
-                return default
-            problems.append(ConfigProblem(path, f"environment variable {variable!r} is not set"))
-            return ""
-
-        return _ENV_REFERENCE.sub(substitute, value)
+        return _expand(value, path, environ, problems)
 
     servers: dict[str, ServerConfig] = {}
     for name, server in config.servers.items():

@@ -188,3 +188,27 @@ def test_the_documented_example_loads() -> None:
     block = text.split("```json\n", 1)[1].split("```", 1)[0]
     specs = load_config(json.loads(block), environ={"SEARCH_API_KEY": "k", "DOCS_TOKEN": "t"}).specs()
     assert len(specs) == 3
+
+
+def test_unset_variables_are_reported_with_the_other_problems() -> None:
+    servers = {
+        "search": {
+            "command": "${SEARCH_BIN}",
+            "args": ["--index", "${SEARCH_INDEX:-main}"],
+            "env": {"KEY": "${SEARCH_KEY}"},
+            "policy": {"timeout": {"idle": -1}},
+        },
+        "docs": {"url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+        "off": {"command": "${NEVER_SET}", "disabled": True},
+    }
+    with pytest.raises(ConfigError) as caught:
+        load_config({"mcpServers": servers}, environ={})
+
+    paths = [problem.path for problem in caught.value.problems]
+    assert "mcpServers.search.policy.timeout.idle" in paths
+    assert {
+        "mcpServers.search.command": "environment variable 'SEARCH_BIN' is not set",
+        "mcpServers.search.env.KEY": "environment variable 'SEARCH_KEY' is not set",
+        "mcpServers.docs.headers.Authorization": "environment variable 'DOCS_TOKEN' is not set",
+    }.items() <= {problem.path: problem.reason for problem in caught.value.problems}.items()
+    assert len(paths) == 4  # the default and the disabled server are no problem
