@@ -519,7 +519,7 @@ class _HttpConnection(Connection):
             self._handler.on_request_failed(request_id, error)
             return
         try:
-            parsed = json.loads(body) if body.strip() else None
+            parsed = loads(body) if body.strip() else None
         except ValueError:
             parsed = None
         error_body = parsed.get("error") if isinstance(parsed, dict) else None
