@@ -26,7 +26,8 @@ its own HTTP response, a JSON body or an SSE stream.
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and :attr:`_HttpConnection.session_expired` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from
-  ``Retry-After``), which the retry policy honours.
+  ``Retry-After``), which the retry policy honours. They count as written: a status code never proves that the
+  request did not run (a gateway may answer 503 after the server behind it ran the tool).
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ from mcp_client.transports._http_headers import encode_header_value, modern_vers
 from mcp_client.transports._http_pool import fair_pool
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports._json import loads
+from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
-from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, _id_from_head, batch_hooks, cancellation
+from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, batch_hooks, cancellation
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "SessionExpired", "encode_header_value", "http"]
 
@@ -409,15 +411,17 @@ class _HttpConnection(Connection):
     def _read_json(self, request_id: RequestId, method: object, response: httpx.Response, body: bytes) -> None:
         if len(body) > self._max_message_size:
             limit = self._max_message_size
-            self._handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", body[:512], request_id)
+            self._handler.on_invalid(
+                f"message larger than the {limit}-byte limit was dropped", body[:HEAD_SIZE], request_id
+            )
             return
-        message = self._parse(body, request_id)
+        message = self._parse(body, request_id, body=True)
         if message is None:
             return
         if "error" in message and message.get("id") is None and "method" not in message:
             message["id"] = request_id
         if not self._deliver(request_id, method, response, message):
-            self._handler.on_invalid("the JSON answer is not the response to the request", body[:512], request_id)
+            self._handler.on_invalid("the JSON answer is not the response to the request", body[:HEAD_SIZE], request_id)
 
     async def _read_events(self, request_id: RequestId, method: object, response: httpx.Response, modern: bool) -> None:
         """Read the request's SSE stream to its response; at 2025-11-25 resume a stream that ended too early."""
@@ -497,10 +501,10 @@ class _HttpConnection(Connection):
         if event.oversized:
             limit = self._max_message_size
             self._handler.on_invalid(
-                f"message larger than the {limit}-byte limit was dropped", event.data, _id_from_head(event.data)
+                f"message larger than the {limit}-byte limit was dropped", event.data, _blame(event.data, request_id)
             )
             return None
-        return self._parse(event.data)  # a broken answer fails its request at once (its id read from the head)
+        return self._parse(event.data, request_id)
 
     async def _read_error(self, request_id: RequestId, response: httpx.Response) -> None:
         status = response.status_code
@@ -514,8 +518,9 @@ class _HttpConnection(Connection):
             detail = f"HTTP {status} {response.reason_phrase}".rstrip()
             if retry_after is not None:
                 detail += f" (retry after {retry_after:g} s)"
-            # 429 and 503 say the server turned the request away unprocessed: it did not run, so any tool may retry.
-            error = TransportError(detail, written=False, status_code=status, retry_after=retry_after)
+            # The request reached something that answered: a gateway may send 429/503 after the server behind it ran
+            # the tool, so the status proves nothing about whether it ran. Only the retry policy decides a re-send.
+            error = TransportError(detail, written=True, status_code=status, retry_after=retry_after)
             self._handler.on_request_failed(request_id, error)
             return
         try:
@@ -642,17 +647,16 @@ class _HttpConnection(Connection):
 
     # -- helpers ------------------------------------------------------------------------------------------------
 
-    def _parse(self, raw: bytes, request_id: RequestId | None = None) -> JSONObject | None:
-        """The JSON object in ``raw``, or None after reporting it (for ``request_id``, else the id in its head)."""
+    def _parse(self, raw: bytes, request_id: RequestId | None, *, body: bool = False) -> JSONObject | None:
+        """The JSON object in ``raw``, or None after reporting it (see :func:`_blame` for the request it fails)."""
         try:
             message = loads(raw)
         except ValueError as exc:
-            blamed = request_id if request_id is not None else _id_from_head(raw)
-            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:512], blamed)
+            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:HEAD_SIZE], _blame(raw, request_id, body=body))
             return None
         if not isinstance(message, dict):
-            blamed = request_id if request_id is not None else _id_from_head(raw)
-            self._handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", raw[:512], blamed)
+            detail = f"a JSON {type(message).__name__} is not a JSON-RPC message"
+            self._handler.on_invalid(detail, raw[:HEAD_SIZE], _blame(raw, request_id, body=body))
             return None
         return message
 
@@ -730,6 +734,20 @@ def _shut_down(network_stream: object) -> None:
 def _content_type(response: httpx.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.partition(";")[0].strip().lower()
+
+
+def _blame(raw: bytes, stream_of: RequestId | None, *, body: bool = False) -> RequestId | None:
+    """The request a broken message fails at once, or None (it is only reported).
+
+    A JSON body answers the POST it came back on, whatever it holds. An SSE event fails only the request whose
+    stream carried it, and only when its head shows for certain that it is that request's response: an event on
+    one request's stream never fails another, and the standalone GET stream fails none.
+    """
+    if stream_of is None:
+        return None
+    if body:
+        return stream_of
+    return stream_of if _same_id(response_id_from_head(raw), stream_of) else None
 
 
 def _same_id(raw: object, request_id: RequestId) -> bool:
