@@ -51,6 +51,7 @@ from mcp_client.events import (
     RequestSent,
     RetryScheduled,
     ServerNotification,
+    ServerRestarted,
     ServerStderr,
     Slow,
     TimedOut,
@@ -59,6 +60,7 @@ from mcp_client.events import (
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
+from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
@@ -110,6 +112,7 @@ __all__ = [
     "RequestSent",
     "RequestTimeout",
     "ResourceNotFound",
+    "RestartPolicy",
     "RetryBudget",
     "RetryPolicy",
     "RetryScheduled",
@@ -117,6 +120,7 @@ __all__ = [
     "SamplingHandler",
     "ServerError",
     "ServerNotification",
+    "ServerRestarted",
     "ServerSpec",
     "ServerStatus",
     "ServerStderr",

@@ -27,6 +27,7 @@ from mcp_client.events import Event
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
+from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
 from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream, SoonCallback
@@ -35,6 +36,7 @@ from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentit
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
 from mcp_client.session import Session
+from mcp_client.supervisor import Generation, Supervisor
 from mcp_client.transports.base import JSONObject, Transport
 from mcp_client.transports.http import HttpTransport
 
@@ -127,6 +129,7 @@ class Client:
         self._renewal_lock = anyio.Lock()
         self._session_generation = 0
         self._identity: ServerIdentity | None = None
+        self._supervisor: Supervisor[ServerIdentity] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -141,13 +144,13 @@ class Client:
             self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
-            session = Session(
-                task_group=task_group,
-                emit=self._on_event,
-                cancel_timeout=self._cancel_timeout,
-                input_handler=self._handlers.handle if self._handlers.any else None,
-                on_notification=self._on_notification,
-            )
+            restart = getattr(self.transport, "restart", None)
+            if restart is not None:  # a supervised stdio server: the supervisor owns the connections
+                self._supervisor = self._supervisor_for(restart)
+                await task_group.start(self._supervisor.run)
+                stack.push_async_callback(self._supervisor.stop)
+                return self
+            session = self._new_session()
             connection = await stack.enter_async_context(self.transport.connect(session))
             # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
             stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
@@ -163,6 +166,34 @@ class Client:
                 raise ConnectError(f"could not start a session with {self.transport.description!r}: {exc}") from exc
             raise
         return self
+
+    def _new_session(self) -> Session:
+        assert self._task_group is not None
+        return Session(
+            task_group=self._task_group,
+            emit=self._on_event,
+            cancel_timeout=self._cancel_timeout,
+            input_handler=self._handlers.handle if self._handlers.any else None,
+            on_notification=self._on_notification,
+        )
+
+    def _supervisor_for(self, restart: RestartPolicy) -> Supervisor[ServerIdentity]:
+        def publish(generation: Generation[ServerIdentity]) -> None:
+            self._session, self._identity = generation.session, generation.identity
+
+        def emit(event: Event) -> None:
+            if self._on_event is not None:
+                self.session.emit(event)  # (the session's emit logs a failing hook)
+
+        return Supervisor(
+            self.transport,
+            restart,
+            new_session=self._new_session,
+            negotiate=self._start_session,
+            publish=publish,
+            emit=emit,
+            cancel_timeout=self._cancel_timeout,
+        )
 
     async def _start_session(self, session: Session) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
@@ -303,6 +334,31 @@ class Client:
         started_at: float,
     ) -> JSONObject:
         """:meth:`request` with ``params`` already the client's own (``call_tool`` builds a fresh dict anyway)."""
+        supervisor = self._supervisor
+        if supervisor is None:
+            return await self._request_once(method, params, timeout, on_progress, retry, idempotent, started_at)
+        tool = params.get("name") if method == "tools/call" else None
+        policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
+        return await supervisor.call(
+            lambda: self._request_once(method, params, timeout, on_progress, retry, idempotent, started_at),
+            policy=policy,
+            retry=retry_policy,
+            idempotent=idempotent,
+            budget=self.retry_budget,
+            started_at=started_at,
+        )
+
+    async def _request_once(
+        self,
+        method: str,
+        params: JSONObject,
+        timeout: TimeoutArg,
+        on_progress: ProgressCallback | None,
+        retry: RetryArg,
+        idempotent: bool,
+        started_at: float,
+    ) -> JSONObject:
+        """One try of :meth:`_request` on the current session (a supervised client may take several)."""
         if self.meta_hook is not None:
             self.meta_hook(method, params)
         tool = params.get("name") if method == "tools/call" else None

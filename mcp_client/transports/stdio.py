@@ -5,7 +5,8 @@
 * It runs in a process group of its own, so shutdown reaches its children too.
 * Its stderr is read line by line and handed to logging and the event stream; it is never taken for an error.
 * Shutdown is a bounded ladder: close stdin, wait; SIGTERM to the group, wait; SIGKILL to the group.
-* If the process dies, every request in flight fails at once with :class:`~mcp_client.TransportError`.
+* If the process dies, every request in flight fails at once with :class:`~mcp_client.TransportError`; with a
+  ``restart`` policy the client then starts it again (:mod:`mcp_client.supervisor`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import anyio
 import anyio.abc
 
 from mcp_client.errors import ConnectError, TransportError
+from mcp_client.policy.restart import RestartPolicy
 from mcp_client.transports._child_io import ChildIO
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection
@@ -66,6 +68,8 @@ class StdioTransport(Transport):
     on_stderr: Callable[[str], None] | None = None
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     shutdown: ShutdownTimings = field(default_factory=ShutdownTimings)
+    restart: RestartPolicy | None = None
+    """Start the server again when it dies (see :mod:`mcp_client.supervisor`); ``None``: a death is final."""
 
     @property
     def description(self) -> str:
@@ -226,6 +230,7 @@ def stdio(
     inherit_env: bool = False,
     on_stderr: Callable[[str], None] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    restart: RestartPolicy | None = None,
 ) -> StdioTransport:
     """A transport that launches a server process and speaks MCP over its stdin/stdout.
 
@@ -239,6 +244,11 @@ def stdio(
         on_stderr: Called with each line the server writes to stderr (they are also logged at DEBUG).
         max_message_size: Largest message accepted from the server, in bytes; larger ones are dropped and
             reported, and the request they answer fails with a :class:`~mcp_client.ProtocolError`.
+        restart: Start the server again when its process dies, under this :class:`~mcp_client.RestartPolicy`
+            (jittered backoff, a cap of restarts per window); the client renegotiates and carries on. Calls in
+            flight at the death fail with :class:`~mcp_client.TransportError` (``written`` says whether they had
+            left); one that never left, or whose tool is idempotent, is sent to the new process within its
+            maximum when the call's retry policy allows. ``None`` (the default): the death is final.
     """
     return StdioTransport(
         command=command,
@@ -248,4 +258,5 @@ def stdio(
         inherit_env=inherit_env,
         on_stderr=on_stderr,
         max_message_size=max_message_size,
+        restart=restart,
     )
