@@ -109,6 +109,7 @@ class Supervisor(Generic[IdentityT]):
         self._next_generation = anyio.Event()  # set (and renewed) each time a new process serves
         self._stopping = False
         self._stopped = anyio.Event()
+        self._starting: anyio.CancelScope | None = None
         self.gave_up: TransportError | None = None
         """Set once the cap of restarts was reached: the server stays down, calls fail at once."""
 
@@ -129,8 +130,9 @@ class Supervisor(Generic[IdentityT]):
             while not self._stopping:
                 died_at: float | None = None
                 try:
-                    died_at, previous_pid, death = await self._serve_one(task_status, previous_pid, reason, delay)
-                    reason = death
+                    with anyio.CancelScope() as self._starting:  # stop() cancels a start still under way
+                        died_at, previous_pid, death = await self._serve_one(task_status, previous_pid, reason, delay)
+                        reason = death
                 except (MCPClientError, OSError) as exc:
                     if self._generation == 0:
                         raise  # the first start: the client's __aenter__ reports it
@@ -176,6 +178,7 @@ class Supervisor(Generic[IdentityT]):
         async with self._transport.connect(_Watched(session, on_death)) as connection:
             session.attach(connection)
             identity = await self._negotiate(session)
+            self._starting = None  # from here on a stop goes through the orderly path below
             self._generation += 1
             self._publish(Generation(self._generation, session, identity))
             pid = connection.process_id
@@ -205,6 +208,8 @@ class Supervisor(Generic[IdentityT]):
         self._stopping = True
         self._wake.set()
         self._next_generation.set()
+        if self._starting is not None and self._generation > 0:
+            self._starting.cancel()  # a restart mid-handshake: give it up (the connection still shuts down cleanly)
         with anyio.CancelScope(shield=True):
             await self._stopped.wait()
 
