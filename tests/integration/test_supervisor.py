@@ -113,3 +113,15 @@ async def test_an_idempotent_call_moves_to_the_new_process_within_its_maximum() 
                 await client.call_tool("die")
         ((elapsed, _),) = ended
         assert elapsed <= 3  # moved over or not, the call ends by its one maximum
+
+
+async def test_closing_during_a_restarts_handshake_does_not_wait_for_it() -> None:
+    peer = ScriptedPeer(era="auto", discover="silent")  # every handshake waits out the 5 s probe first
+    policy = RestartPolicy(initial_backoff=0, max_backoff=0)
+    async with Client(RestartableMemory(peer.serve, restart=policy), timeout=POLICY, probe_timeout=5) as client:
+        with pytest.raises(TransportError):
+            await client.call_tool("die")
+        await anyio.sleep(1)  # the new process is in its handshake now
+        closing = anyio.current_time()
+    assert anyio.current_time() - closing < 1
+    assert peer.stats.connections == 2
