@@ -13,43 +13,37 @@ window it leaves the server down, and calls fail at once.
 retry rule (:func:`mcp_client.policy.retry.decide`: never written, or an idempotent tool) allows it, it waits for
 the next process and sends the call there, all within the call's one maximum.
 
-This module drives connections and sessions only through the client's callbacks; it builds no request itself.
+The supervisor is the client's friend: it builds each process's session and runner with the client's own
+``_new_runner``, negotiates with its ``_start_session``, and sets the client's current session, runner (a
+:class:`HealingRunner` standing for whichever process serves) and server identity. It builds no request itself.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
+from mcp_client.calls import CallRunner
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
-from mcp_client.events import Event, RetryScheduled, ServerRestarted
+from mcp_client.events import RetryScheduled, ServerRestarted
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.policy.restart import RestartLedger, RestartPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
 from mcp_client.session import Session
-from mcp_client.transports.base import RequestId, Transport
+from mcp_client.transports.base import JSONObject, RequestId
 
-__all__ = ["Generation", "Supervisor"]
+if TYPE_CHECKING:
+    from mcp_client.client import Client
+
+__all__ = ["HealingRunner", "Supervisor"]
 
 logger = logging.getLogger("mcp_client.supervisor")
-
-IdentityT = TypeVar("IdentityT")
-ResultT = TypeVar("ResultT")
-
-
-@dataclass(frozen=True, slots=True)
-class Generation(Generic[IdentityT]):
-    """One process of the server: its session and what negotiation learnt (the client's ``ServerIdentity``)."""
-
-    number: int
-    session: Session
-    identity: IdentityT
 
 
 class _Watched:
@@ -72,39 +66,20 @@ class _Watched:
         self._died(error)
 
 
-class Supervisor(Generic[IdentityT]):
-    """Keeps one stdio server running for a client under a :class:`~mcp_client.RestartPolicy`.
+class Supervisor:
+    """Keeps one stdio server running for ``client`` under a :class:`~mcp_client.RestartPolicy`.
 
-    Args:
-        transport: The server's transport (its ``connect`` is entered once per process).
-        policy: When to restart, and how often at most.
-        new_session: Builds a fresh session for the next process.
-        negotiate: Runs the handshake on a connected session and returns what it learnt.
-        publish: Called with each new generation, before any call may use it.
-        emit: The client's event hook.
-        cancel_timeout: Seconds allowed for the cancellations still pending when the client closes.
+    Start it with :meth:`start`, from the client's ``__aenter__``.
     """
 
-    def __init__(
-        self,
-        transport: Transport,
-        policy: RestartPolicy,
-        *,
-        new_session: Callable[[], Session],
-        negotiate: Callable[[Session], Awaitable[IdentityT]],
-        publish: Callable[[Generation[IdentityT]], None],
-        emit: Callable[[Event], None],
-        cancel_timeout: float,
-    ) -> None:
-        self._transport = transport
+    def __init__(self, client: Client, policy: RestartPolicy) -> None:
+        self._client = client
+        self._transport = client.transport
         self.ledger = RestartLedger(policy)
         """The restarts granted so far (within the policy's window)."""
-        self._new_session = new_session
-        self._negotiate = negotiate
-        self._publish = publish
-        self._emit = emit
-        self._cancel_timeout = cancel_timeout
+        self._cancel_timeout = client._cancel_timeout
         self._generation = 0
+        self._current: CallRunner | None = None
         self._wake = anyio.Event()  # the process died, or the client closes
         self._next_generation = anyio.Event()  # set (and renewed) each time a new process serves
         self._stopping = False
@@ -112,6 +87,23 @@ class Supervisor(Generic[IdentityT]):
         self._starting: anyio.CancelScope | None = None
         self.gave_up: TransportError | None = None
         """Set once the cap of restarts was reached: the server stays down, calls fail at once."""
+
+    @classmethod
+    async def start(
+        cls, client: Client, policy: RestartPolicy, task_group: anyio.abc.TaskGroup, stack: AsyncExitStack
+    ) -> Client:
+        """Supervise ``client``'s server in ``task_group`` until ``stack`` unwinds; return once the first process
+        serves (its failure to start is raised here)."""
+        supervisor = cls(client, policy)
+        await task_group.start(supervisor.run)
+        stack.push_async_callback(supervisor.stop)
+        return client
+
+    @property
+    def current(self) -> CallRunner:
+        """The runner of the process that serves now (or served last)."""
+        assert self._current is not None, "no process has served yet"
+        return self._current
 
     @property
     def generation(self) -> int:
@@ -167,7 +159,9 @@ class Supervisor(Generic[IdentityT]):
     ) -> tuple[float | None, int | None, TransportError | None]:
         """Start one process and serve until it dies or the client closes; return when it died, its pid and the
         error its death was."""
-        session = self._new_session()
+        client = self._client
+        runner = client._new_runner()
+        session = runner.session
         died: list[TransportError] = []
 
         def on_death(error: TransportError) -> None:
@@ -177,17 +171,20 @@ class Supervisor(Generic[IdentityT]):
         self._wake = anyio.Event()
         async with self._transport.connect(_Watched(session, on_death)) as connection:
             session.attach(connection)
-            identity = await self._negotiate(session)
+            identity = await client._start_session(runner)
             self._starting = None  # from here on a stop goes through the orderly path below
             self._generation += 1
-            self._publish(Generation(self._generation, session, identity))
+            self._current = runner
+            client._session, client._identity = session, identity
+            if client._runner is None:
+                client._runner = HealingRunner(self)
             pid = connection.process_id
             ready, self._next_generation = self._next_generation, anyio.Event()
             ready.set()
             if self._generation == 1:
                 task_status.started()
             else:
-                self._emit(ServerRestarted(self._generation - 1, pid, previous_pid, delay, reason))
+                session.emit(ServerRestarted(self._generation - 1, pid, previous_pid, delay, reason))
                 logger.info("server %r is back (pid %s)", self._transport.description, pid)
             if not died:
                 await self._wake.wait()
@@ -215,41 +212,37 @@ class Supervisor(Generic[IdentityT]):
 
     # -- calls ----------------------------------------------------------------------------------------------
 
-    async def call(
-        self,
-        attempt: Callable[[], Awaitable[ResultT]],
-        *,
-        policy: TimeoutPolicy,
-        retry: RetryPolicy | None,
-        idempotent: bool,
-        budget: RetryBudget | None,
-        started_at: float,
-    ) -> ResultT:
-        """Run ``attempt`` (one try of a call on the current session); after a transport failure that is safe to
-        retry, wait for the next process and try there, all before the call's maximum."""
+    async def call(self, method: str, params: JSONObject, options: dict[str, Any]) -> JSONObject:
+        """Run a call on the current process; after a transport failure that is safe to retry, wait for the next
+        process and run it there, all before the call's maximum. ``options`` are :meth:`CallRunner.run`'s."""
+        policy: TimeoutPolicy = options["policy"]
+        retry: RetryPolicy | None = options.get("retry")
+        budget: RetryBudget | None = self._client.retry_budget
+        started_at = options.get("started_at")
+        if started_at is None:
+            started_at = options["started_at"] = self.current.session.clock()
         hard_deadline = started_at + policy.maximum if policy.maximum is not None else math.inf
         tries = 0
         while True:
             generation = self._generation
             tries += 1
             try:
-                return await attempt()
+                return await self.current.run(method, params, **options)
             except TransportError as exc:
                 if retry is None or self.gave_up is not None:
                     raise
-                now = anyio.current_time()
                 verdict = decide(
                     exc,
                     policy=retry,
                     attempt=tries,
-                    idempotent=idempotent,
-                    now=now,
+                    idempotent=bool(options.get("idempotent", False)),
+                    now=anyio.current_time(),
                     hard_deadline=hard_deadline,
                     budget=budget,
                 )
                 if not verdict.retry or not await self._next_process(generation, hard_deadline):
                     raise
-                self._emit(RetryScheduled(_last_request(exc), tries + 1, 0.0, exc))
+                self.current.session.emit(RetryScheduled(_last_request(exc), tries + 1, 0.0, exc))
 
     async def _next_process(self, generation: int, hard_deadline: float) -> bool:
         """Wait until a process newer than ``generation`` serves (True), or it will not before the deadline."""
@@ -262,3 +255,23 @@ class Supervisor(Generic[IdentityT]):
 def _last_request(error: MCPClientError) -> RequestId:
     ids = error.request_ids
     return ids[-1] if ids else 0
+
+
+class HealingRunner(CallRunner):
+    """The client's runner while it is supervised: each call runs on the runner of the process serving now, and
+    a call a crash cut off goes to the next process when that is safe (:meth:`Supervisor.call`)."""
+
+    def __init__(self, supervisor: Supervisor) -> None:  # no super().__init__(): it holds no session of its own
+        self._supervisor = supervisor
+
+    @property
+    def session(self) -> Session:
+        """The session of the process serving now."""
+        return self._supervisor.current.session
+
+    @session.setter
+    def session(self, session: Session) -> None:
+        raise AttributeError("a supervised client's session is the current process's")
+
+    async def run(self, method: str, params: JSONObject, **options: Any) -> JSONObject:
+        return await self._supervisor.call(method, params, options)

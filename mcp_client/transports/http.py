@@ -32,7 +32,6 @@ its own HTTP response, a JSON body or an SSE stream.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -46,10 +45,11 @@ import httpx
 
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
+from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value, modern_version, routing_name
 from mcp_client.transports._http_pool import fair_pool
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
-from mcp_client.transports._json import loads
+from mcp_client.transports._json import dumps, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId, Transport
@@ -82,7 +82,6 @@ _RESUME_ATTEMPTS = 2
 _LISTEN_RECONNECTS = 2
 """Reconnects of the standalone GET stream in a row that bring no message before it is given up."""
 _NOT_WRITTEN = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 @dataclass(slots=True)
@@ -113,6 +112,10 @@ class HttpTransport(Transport):
     @property
     def description(self) -> str:
         return self.url
+
+    @property
+    def carries_headers(self) -> bool:
+        return True
 
     @property
     def era_cache_key(self) -> str | None:
@@ -218,7 +221,7 @@ class _HttpConnection(Connection):
         self, message: JSONObject, extra: Mapping[str, str] | None, timeout: httpx.Timeout | None
     ) -> httpx.Request:
         try:
-            body = _encode(message).encode()
+            body = dumps(message).encode()
             headers = self._headers(message, extra)
             if timeout is None:
                 return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
@@ -288,17 +291,18 @@ class _HttpConnection(Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._post(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        closed = self.try_cancel(request_id, reason, modern=modern)
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        closed = self.try_cancel(request_id, reason)
         if closed is not None:
             return closed
         self.release(request_id)
         await self._post(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION_AND_STREAM_CLOSE
 
-    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
-        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting."""
-        if not modern:
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
+        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting. (Requests that
+        can be cancelled are sent once the era is settled: a legacy session is one whose ``initialize`` we adopted.)"""
+        if self._legacy:
             return None
         self.release(request_id)
         return CancelMethod.STREAM_CLOSE
@@ -662,7 +666,7 @@ class _HttpConnection(Connection):
 
     def _deliver(self, request_id: RequestId, method: object, response: httpx.Response, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
-        answers = "method" not in message and _same_id(message.get("id"), request_id)
+        answers = "method" not in message and wire_id(message.get("id")) == request_id
         if answers:
             # Answered: releasing the request must not cut the stream's end (its connection goes back to the pool),
             # but the end must come soon. (Called in the reader's task: the scope is the one it runs in.)
@@ -747,13 +751,7 @@ def _blame(raw: bytes, stream_of: RequestId | None, *, body: bool = False) -> Re
         return None
     if body:
         return stream_of
-    return stream_of if _same_id(response_id_from_head(raw), stream_of) else None
-
-
-def _same_id(raw: object, request_id: RequestId) -> bool:
-    if isinstance(raw, bool) or raw is None:
-        return False
-    return raw == request_id or str(raw) == str(request_id)
+    return stream_of if wire_id(response_id_from_head(raw)) == stream_of else None
 
 
 def _describe(exc: BaseException) -> str:
