@@ -206,7 +206,7 @@ async def soak(transport: TransportName, seconds: float, *, workers: int = 8, se
                 "in_flight": session.in_flight,
                 "by_token": len(session._by_token),
                 "cancels_in_progress": len(session._cancels_in_progress),
-                "server_requests": len(session._server_requests),
+                "server_requests": len(session._server_requests._running),
             }
             for table, size in held.items():
                 if size:

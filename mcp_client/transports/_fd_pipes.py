@@ -87,6 +87,7 @@ async def read_fd(pipe: FdPipe, on_chunk: Callable[[bytes], None]) -> None:
         if not chunk:
             return
         on_chunk(chunk)
+        await anyio.lowlevel.checkpoint()  # a server that never pauses must not starve the other tasks
 
 
 class FdWriter(anyio.abc.ByteSendStream):
