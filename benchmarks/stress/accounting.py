@@ -15,8 +15,6 @@ import tracemalloc
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import sniffio
-
 __all__ = ["Snapshot", "live_children", "snapshot"]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -79,11 +77,9 @@ def live_children() -> list[int]:
 def _tasks() -> int:
     """Tasks alive in the running loop (asyncio), or below trio's root task."""
     try:
-        library = sniffio.current_async_library()
-    except sniffio.AsyncLibraryNotFoundError:
-        return -1
-    if library == "asyncio":
         return len(asyncio.all_tasks())
+    except RuntimeError:  # no asyncio loop running: trio
+        pass
     import trio.lowlevel  # only when running on trio
 
     count = 0
