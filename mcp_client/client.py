@@ -440,10 +440,8 @@ class Client:
         ```
         Leaving the ``async with`` block before the call ended cancels it.
         """
-        policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
         params = tool_params(name, arguments)
-        if self.meta_hook is not None:
-            self.meta_hook("tools/call", params)
+        policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         call = Call(
@@ -457,7 +455,7 @@ class Client:
             progress_interval=self._progress_interval,
             retry=retry_policy,
             idempotent=self.is_idempotent(name),
-            headers=self._tool_headers(name, arguments),
+            headers=headers,
             renew_session=self._renew_session,
         )
         self._calls.add(call)

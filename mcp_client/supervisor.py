@@ -58,6 +58,7 @@ class _Watched:
         self.on_stderr = session.on_stderr
         self.on_batch_begin = session.on_batch_begin
         self.on_batch_end = session.on_batch_end
+        self.waiting_on_a_person = session.waiting_on_a_person
         self._session = session
         self._died = died
 

@@ -26,8 +26,10 @@ RequestId: TypeAlias = int | str
 class MessageHandler(Protocol):
     """Where a connection delivers what it reads. Implemented by the session; called from reader tasks.
 
-    Optional hooks, looked up with ``getattr``: ``on_stderr(line)`` (a line of a server process's stderr), and
-    ``on_batch_begin()`` / ``on_batch_end()`` around the messages of one chunk read together.
+    Optional hooks, looked up with ``getattr``: ``on_stderr(line)`` (a line of a server process's stderr),
+    ``on_batch_begin()`` / ``on_batch_end()`` around the messages of one chunk read together, and
+    ``waiting_on_a_person()``, a context manager that stops the idle clocks of the calls in flight while a person
+    is asked something on the transport's side (an OAuth sign-in in the browser).
     """
 
     def on_message(self, message: JSONObject) -> None:
