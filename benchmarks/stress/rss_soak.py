@@ -1,12 +1,13 @@
 """Is the client's RSS growth over a long stdio soak a leak, or the allocator keeping what it once used?
 
-``python -m benchmarks.stress.rss_soak --calls 200000 [--backend asyncio] [--trace-memory]`` makes that many
-calls over stdio to the scripted peer (eight at a time: echoes, and one call in ten cancelled at random), and
-samples the resident set size every ``--every`` calls. A leak grows at a steady rate for as long as calls run;
-memory the allocator keeps (pymalloc arenas and glibc's heap, fragmented by bursts of short-lived objects)
-grows less and less and then stays. At the end ``malloc_trim(0)`` (glibc) returns the free heap to the
-system: what RSS drops by then was never live. ``--trace-memory`` also runs ``tracemalloc`` (which itself costs
-memory and time) to show what Python objects hold.
+``python -m benchmarks.stress.rss_soak --calls 200000 [--backend asyncio] [--server peer|reference]
+[--trace-memory]`` makes that many calls over stdio to the scripted peer or mcp 2.3.0's server (eight at a
+time: echoes, and one call in ten cancelled at random), and samples the resident set size every ``--every``
+calls. A leak grows at a steady rate for as long as calls run; memory the allocator keeps (pymalloc arenas and
+glibc's heap, fragmented by bursts of short-lived objects) grows less and less and then stays. At the end
+``malloc_trim(0)`` (glibc) returns the free heap to the system: what RSS drops by then was never live.
+``--trace-memory`` also runs ``tracemalloc`` (which itself costs memory and time) to show what Python objects
+hold.
 """
 
 from __future__ import annotations
@@ -44,9 +45,15 @@ def _malloc_trim() -> bool:
     return True
 
 
-async def _soak(calls: int, every: int, workers: int) -> dict[str, Any]:
+SERVERS = {
+    "peer": ["-m", "mcp_client.testing.peer"],  # the scripted peer
+    "reference": ["-m", "benchmarks.bench_server"],  # mcp 2.3.0's MCPServer
+}
+
+
+async def _soak(calls: int, every: int, workers: int, server: str) -> dict[str, Any]:
     samples: list[dict[str, float]] = []
-    transport = stdio(sys.executable, ["-m", "mcp_client.testing.peer"])
+    transport = stdio(sys.executable, SERVERS[server])
     done = 0
     next_sample = every
     async with Client(transport, timeout=TimeoutPolicy(idle=None, maximum=30, connect=30)) as client:
@@ -110,16 +117,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     parser.add_argument("--trace-memory", action="store_true")
+    parser.add_argument("--server", choices=sorted(SERVERS), default="peer", help="the stdio server to call")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     options = parser.parse_args(argv)
     if options.trace_memory:
         tracemalloc.start()
-    result = anyio.run(_soak, options.calls, options.every, options.workers, backend=options.backend)
+    soak = (options.calls, options.every, options.workers, options.server)
+    result = anyio.run(_soak, *soak, backend=options.backend)
     result["windows"] = _windows(result["samples"], options.window, options.every)
     if options.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"{result['calls']} calls on {options.backend}; in flight after: {result['in_flight_after']}")
+    print(f"{result['calls']} calls to {options.server} on {options.backend}; in flight: {result['in_flight_after']}")
     first, last = result["samples"][0], result["samples"][-1]
     print(f"RSS {first['rss_kib']:.0f} KiB at {first['calls']:.0f} calls, {last['rss_kib']:.0f} KiB at the end")
     for row in result["windows"]:
