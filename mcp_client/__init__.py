@@ -34,6 +34,7 @@ from mcp_client.errors import (
     ResourceNotFound,
     ServerError,
     SessionExpired,
+    StructuredOutputError,
     ToolError,
     TransportError,
     UnsupportedProtocolVersion,
@@ -50,6 +51,7 @@ from mcp_client.events import (
     RequestFinished,
     RequestSent,
     RetryScheduled,
+    ServerLog,
     ServerNotification,
     ServerRestarted,
     ServerStderr,
@@ -59,6 +61,7 @@ from mcp_client.events import (
 )
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
+from mcp_client.logs import LogLevel
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
@@ -91,6 +94,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "LateMessage",
+    "LogLevel",
     "MCPClientError",
     "MaxTimeout",
     "MemoryTransport",
@@ -119,6 +123,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "ServerError",
+    "ServerLog",
     "ServerNotification",
     "ServerRestarted",
     "ServerSpec",
@@ -127,6 +132,7 @@ __all__ = [
     "SessionExpired",
     "Slow",
     "StdioTransport",
+    "StructuredOutputError",
     "TimedOut",
     "TimeoutArg",
     "TimeoutKind",

@@ -676,7 +676,7 @@ class _HttpConnection(Connection):
             self._open_responses.pop(request_id, None)
             if method == "initialize":
                 self._adopt_session(message, response)
-        self._handler.on_message(message)
+        self._handler.on_message(message, request_id)
         return answers
 
     def _adopt_session(self, message: JSONObject, response: httpx.Response) -> None:
