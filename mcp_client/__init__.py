@@ -54,6 +54,7 @@ from mcp_client.events import (
     RetryScheduled,
     ServerLog,
     ServerNotification,
+    ServerRestarted,
     ServerStderr,
     Slow,
     TimedOut,
@@ -63,6 +64,7 @@ from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
 from mcp_client.logs import LogLevel
 from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
+from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
@@ -140,6 +142,7 @@ __all__ = [
     "RequestSent",
     "RequestTimeout",
     "ResourceNotFound",
+    "RestartPolicy",
     "RetryBudget",
     "RetryPolicy",
     "RetryScheduled",
@@ -148,6 +151,7 @@ __all__ = [
     "ServerError",
     "ServerLog",
     "ServerNotification",
+    "ServerRestarted",
     "ServerSpec",
     "ServerStatus",
     "ServerStderr",

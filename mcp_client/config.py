@@ -17,6 +17,8 @@ The file has the shape the MCP ecosystem uses (Claude Desktop, Claude Code, Curs
 * ``${VAR}`` and ``${VAR:-default}`` are replaced from the environment in ``command``, ``args``, ``env``, ``cwd``,
   ``url`` and ``headers`` when the file is loaded; an unset variable without a default is an error.
 * Durations are numbers of seconds, or ``null`` for "no limit of this kind".
+* ``"restart": {"max_restarts": 5, "window": 60}`` on a stdio server starts it again when it dies (the fields of
+  :class:`~mcp_client.RestartPolicy`; ``{}`` for its defaults).
 
 Every problem is reported at once, each with its JSON path and the reason, in a :class:`ConfigError`::
 
@@ -48,6 +50,7 @@ from mcp_client._config_values import (
     problem,
     shown,
 )
+from mcp_client.policy.restart import RestartPolicy
 from mcp_client.registry import (
     NO_LIMITS,
     AnnotationKey,
@@ -147,6 +150,22 @@ class RetryConfig(BaseModel):
         return PartialRetry(**{name: getattr(self, name) for name in self.model_fields_set})
 
 
+class RestartConfig(BaseModel):
+    """A stdio server's ``restart``: the fields of :class:`~mcp_client.RestartPolicy` (``{}``: its defaults)."""
+
+    model_config = _STRICT
+
+    max_restarts: Annotated[int, Field(ge=0, strict=True)] = 5
+    window: NonNegative = 60.0
+    initial_backoff: NonNegative = 0.1
+    max_backoff: NonNegative = 10.0
+    multiplier: Multiplier = 2.0
+
+    def policy(self) -> RestartPolicy:
+        """The restart policy this block describes."""
+        return RestartPolicy(**{name: getattr(self, name) for name in type(self).model_fields})
+
+
 def _timeout_shorthand(data: Any) -> Any:
     """``"timeout": 30`` is short for ``"timeout": {"maximum": 30}`` (as ``timeout=30`` is for a call)."""
     if isinstance(data, dict) and is_number(data.get("timeout")):
@@ -244,6 +263,7 @@ class ServerConfig(BaseModel):
     transport: Text | None = None
     disabled: Flag = False
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    restart: RestartConfig | None = None
 
     @model_validator(mode="after")
     def _check_transport(self) -> ServerConfig:
@@ -262,12 +282,15 @@ class ServerConfig(BaseModel):
                 raise problem("transport {kind} needs {needs}", kind=json.dumps(kind), needs=needs)
         if self.command is not None and not self.command:
             raise problem("'command' must not be empty")
+        if self.restart is not None and self.command is None:
+            raise problem("'restart' applies to stdio servers (with 'command') only")
         return self
 
     def transport_spec(self) -> Transport:
         """The transport this entry describes (environment references already expanded by :func:`load_config`)."""
         if self.command is not None:
-            return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd)
+            restart = self.restart.policy() if self.restart is not None else None
+            return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd, restart=restart)
         assert self.url is not None
         return http(self.url, headers=self.headers)
 
@@ -422,6 +445,8 @@ def _known_keys(location: list[str]) -> list[str]:
         return list(RetryConfig.model_fields)
     if parent == "policy":
         return list(PolicyConfig.model_fields)
+    if parent == "restart":
+        return list(RestartConfig.model_fields)
     return list(RuleConfig.model_fields)
 
 

@@ -32,7 +32,6 @@ its own HTTP response, a JSON body or an SSE stream.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -529,7 +528,7 @@ class _HttpConnection(Connection):
             self._handler.on_request_failed(request_id, error)
             return
         try:
-            parsed = json.loads(body) if body.strip() else None
+            parsed = loads(body) if body.strip() else None
         except ValueError:
             parsed = None
         error_body = parsed.get("error") if isinstance(parsed, dict) else None
