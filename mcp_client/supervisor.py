@@ -107,6 +107,11 @@ class Supervisor:
         return self._current
 
     @property
+    def restarting(self) -> bool:
+        """True while a server that dies will be started again (not past the cap, not stopping)."""
+        return self.gave_up is None and not self._stopping
+
+    @property
     def generation(self) -> int:
         """How many processes served so far (1 for the first)."""
         return self._generation
@@ -273,6 +278,11 @@ class HealingRunner(CallRunner):
     @session.setter
     def session(self, session: Session) -> None:
         raise AttributeError("a supervised client's session is the current process's")
+
+    @property
+    def heals(self) -> bool:
+        """True while the supervisor will start the server again after it dies."""
+        return self._supervisor.restarting
 
     async def run(self, method: str, params: JSONObject, **options: Any) -> JSONObject:
         return await self._supervisor.call(method, params, options)
