@@ -1,0 +1,161 @@
+"""The state one Streamable HTTP connection keeps, and the small pieces every layer of it reads.
+
+:class:`_ConnectionState` is the bottom of the connection's layers (state, then SSE events, then the 2025-11-25
+session, then the per-request reader, then the connection itself): the caller's settings, the reader scopes and
+open responses of the requests in flight, the era's session fields, and the helpers that parse a body, fail one
+request or adopt a 2025-11-25 session. It touches nothing but its own fields and the session's handler.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import AsyncGenerator
+from contextlib import suppress
+from typing import TYPE_CHECKING, cast
+
+import anyio
+import anyio.abc
+import httpx
+
+from mcp_client.errors import TransportError
+from mcp_client.transports._http_headers import encode_header_value
+from mcp_client.transports._json import loads
+from mcp_client.transports.base import JSONObject, MessageHandler, RequestId
+from mcp_client.transports.stream import _id_from_head, batch_hooks
+
+if TYPE_CHECKING:
+    from mcp_client.transports.http._transport import HttpTransport
+
+logger = logging.getLogger("mcp_client.http")
+
+_SIDE_TIMEOUT = httpx.Timeout(30.0)
+"""Notifications, responses and the closing DELETE: short exchanges with no policy of their own."""
+_CLOSE_BUDGET = 2.0
+_DRAIN_BUDGET = 1.0
+"""How long the end of an answered SSE stream is waited for, so its connection can be reused."""
+_MAX_ERROR_BODY = 1024 * 1024
+_ACCEPT = "application/json, text/event-stream"
+_SSE = "text/event-stream"
+_NOT_WRITTEN = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+
+
+class _ConnectionState:
+    """What one connection knows; the layers above it read and write these fields."""
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        client: httpx.AsyncClient,
+        handler: MessageHandler,
+        task_group: anyio.abc.TaskGroup,
+    ) -> None:
+        self._url = transport.url
+        self._base_headers = {name.lower(): value for name, value in transport.headers.items()}
+        """The caller's headers, names in lower case: a plain dict is merged into each request far faster than
+        an ``httpx.Headers``, and lower case lets ours replace theirs by key."""
+        self._endpoint: httpx.URL | str = transport.url
+        with suppress(httpx.InvalidURL):  # (an invalid URL fails each request as it is built, as a TransportError)
+            self._endpoint = httpx.URL(transport.url)  # parsed once, not per request
+        self._max_message_size = transport.max_message_size
+        self._client = client
+        self._auth: httpx.Auth | httpx._client.UseClientDefault = (
+            transport.auth if transport.auth is not None else httpx.USE_CLIENT_DEFAULT
+        )
+        self._handler = handler
+        self._batch_begin, self._batch_end = batch_hooks(handler)
+        self._task_group = task_group
+        self._streams: dict[RequestId, anyio.CancelScope] = {}
+        self._open_responses: dict[RequestId, object] = {}
+        """httpcore's network stream under each response being read, to cut it at once when its request ends."""
+        self._session_id: str | None = None
+        """2025-11-25: the ``Mcp-Session-Id`` the server gave with its ``initialize`` answer."""
+        self._version: str | None = None
+        """The version for POSTs whose body does not name one: the legacy version chosen in ``initialize``, or the
+        modern version of the last 2026-07-28 request."""
+        self._closed = False
+        self._legacy = False
+        """2025-11-25: an ``initialize`` answer was adopted, so the session headers, GET and DELETE apply."""
+        self._listener: anyio.CancelScope | None = None
+        self.session_expired = False
+        """2025-11-25: the server answered 404 to our session id; a new ``initialize`` starts a new session."""
+
+    def _parse(self, raw: bytes, request_id: RequestId | None = None) -> JSONObject | None:
+        """The JSON object in ``raw``, or None after reporting it (for ``request_id``, else the id in its head)."""
+        try:
+            message = loads(raw)
+        except ValueError as exc:
+            blamed = request_id if request_id is not None else _id_from_head(raw)
+            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:512], blamed)
+            return None
+        if not isinstance(message, dict):
+            blamed = request_id if request_id is not None else _id_from_head(raw)
+            self._handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", raw[:512], blamed)
+            return None
+        return message
+
+    def _adopt_session(self, message: JSONObject, response: httpx.Response) -> None:
+        """2025-11-25: remember the version the server chose and its session id, for every later POST."""
+        result = message.get("result")
+        if not isinstance(result, dict):
+            return
+        version = result.get("protocolVersion")
+        if isinstance(version, str) and encode_header_value(version) == version:
+            self._version = version
+            self._legacy = True
+        session_id = response.headers.get("mcp-session-id")
+        if session_id and all("!" <= char <= "~" for char in session_id):
+            self._session_id = session_id
+
+    def _fail(self, request_id: RequestId, detail: str, *, written: bool) -> None:
+        self._handler.on_request_failed(request_id, TransportError(detail, written=written))
+
+
+async def _read_body(response: httpx.Response, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the body (the rest is not read)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
+def _body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body as it arrives: raw when the server did not compress it (no decoder pass), else decoded."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    chunks = response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
+    return cast(AsyncGenerator[bytes, None], chunks)  # httpx types them as iterators; they are async generators
+
+
+def _closing_scope() -> anyio.CancelScope:
+    """Closing a response: shielded from the reader's cancellation, bounded on its own (one scope, one timer)."""
+    return anyio.CancelScope(shield=True, deadline=anyio.current_time() + _CLOSE_BUDGET)
+
+
+def _shut_down(network_stream: object) -> None:
+    """Shut down the socket under an httpcore network stream, if it has one (HTTP/1.1 on asyncio or trio)."""
+    get_extra_info = getattr(network_stream, "get_extra_info", None)
+    if get_extra_info is None:
+        return
+    try:
+        sock = get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError, TypeError):  # already closed, or not a socket we can shut: the close follows
+        logger.debug("could not shut down the socket of a released response", exc_info=True)
+
+
+def _content_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-type", "")
+    return value.partition(";")[0].strip().lower()
+
+
+def _same_id(raw: object, request_id: RequestId) -> bool:
+    if isinstance(raw, bool) or raw is None:
+        return False
+    return raw == request_id or str(raw) == str(request_id)
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,44 @@
+"""How an HTTP error status to a request becomes that request's outcome.
+
+A 429 or 503 says the server turned the request away unprocessed: a :class:`~mcp_client.TransportError` with
+``status_code`` and ``retry_after`` (from ``Retry-After``) that the retry policy honours. Any other error status
+carrying a JSON-RPC error is that error, answering the POST whatever id it names (``-32022`` at 400 or
+``-32601`` at 404 raise the right :class:`~mcp_client.ServerError`, and the era probe can fall back). A 4xx
+without one becomes a synthetic JSON-RPC error (``-32601`` for 404/405, else ``-32600``); a 5xx without one is
+a :class:`~mcp_client.TransportError`. Pure: reads the status, headers and body it is given.
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from mcp_client.errors import TransportError
+from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["outcome_of_error_status"]
+
+
+def outcome_of_error_status(response: httpx.Response, body: bytes) -> TransportError | JSONObject:
+    """The failure of the request ``response`` answers, or the JSON-RPC ``error`` object to answer it with."""
+    status = response.status_code
+    if status in BACK_OFF_STATUSES:
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        detail = f"HTTP {status} {response.reason_phrase}".rstrip()
+        if retry_after is not None:
+            detail += f" (retry after {retry_after:g} s)"
+        # 429 and 503 say the server turned the request away unprocessed: it did not run, so any tool may retry.
+        return TransportError(detail, written=False, status_code=status, retry_after=retry_after)
+    try:
+        parsed = json.loads(body) if body.strip() else None
+    except ValueError:
+        parsed = None
+    error_body = parsed.get("error") if isinstance(parsed, dict) else None
+    if not isinstance(error_body, dict):
+        if status >= 500:
+            return TransportError(f"HTTP {status} {response.reason_phrase}".rstrip(), written=True, status_code=status)
+        code = -32601 if status in (404, 405) else -32600
+        error_body = {"code": code, "message": f"HTTP {status} {response.reason_phrase}".rstrip()}
+    return error_body
