@@ -13,7 +13,7 @@ its own HTTP response, a JSON body or an SSE stream.
   2025-11-25 the version the server chose in ``initialize`` and its ``Mcp-Session-Id`` go on every later POST, and
   the session is ended with a ``DELETE`` on close.
 * Redirects are never followed (so credentials never reach another origin); a 3xx fails the request.
-* A request whose connection could not even be opened (``httpx.ConnectError``: nothing was written) is sent once
+* A request whose connection could not even be opened (a ``ConnectError``: nothing was written) is sent once
   more, transparently; if that fails too, the request fails with ``written=False``. Nothing else is re-sent.
 * 2025-11-25 only: after ``notifications/initialized`` a standalone ``GET`` stream is held open for what the server
   sends on its own (requests such as ``elicitation/create`` go to the session, which answers them by POST); a 405
@@ -21,8 +21,9 @@ its own HTTP response, a JSON body or an SSE stream.
 * 2025-11-25 only (SEP-1699): a request's SSE stream that ends without the response, after the server sent an
   event id, is resumed with ``GET`` + ``Last-Event-ID`` after the server's ``retry:`` (default 1 s), at most twice.
   At 2026-07-28 a broken stream simply fails its request (the session may re-issue it with a new id).
-* The client made here (no ``client=`` given) hands each idle pooled connection to one waiting request at a time;
-  see :mod:`mcp_client.transports._http_pool`. A caller's own client is used exactly as given.
+* The client made here (no ``client=`` given) is an ``httpx2.AsyncClient``. A caller's own client may be of either
+  line, ``httpx2.AsyncClient`` or httpx 0.28's ``httpx.AsyncClient``, and is used exactly as given; the exceptions
+  of its library are mapped to ours (see :mod:`mcp_client._http_lines`).
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and ``_HttpConnection.session_expired`` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 
 import anyio
-import httpx
+import httpx2
 
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
@@ -21,7 +21,7 @@ from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 from mcp_client.transports.http._reader import _RequestReader
-from mcp_client.transports.http._state import _ACCEPT, _NOT_WRITTEN, _SIDE_TIMEOUT, _describe, _shut_down
+from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down
 from mcp_client.transports.stream import cancellation
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
@@ -53,16 +53,14 @@ class _HttpConnection(_RequestReader, Connection):
                 headers["mcp-session-id"] = self._session_id
         return headers
 
-    def _build(
-        self, message: JSONObject, extra: Mapping[str, str] | None, timeout: httpx.Timeout | None
-    ) -> httpx.Request:
+    def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> httpx2.Request:
         try:
             body = _encode(message).encode()
             headers = self._headers(message, extra)
             if timeout is None:
                 return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
             return self._client.build_request("POST", self._endpoint, content=body, headers=headers, timeout=timeout)
-        except (httpx.HTTPError, httpx.InvalidURL, ValueError, TypeError, AttributeError) as exc:
+        except (self._line.http_error, self._line.invalid_url, ValueError, TypeError, AttributeError) as exc:
             raise TransportError(f"could not build the HTTP request to {self._url}: {exc}", written=False) from exc
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
@@ -104,9 +102,9 @@ class _HttpConnection(_RequestReader, Connection):
             response = await self._client.send(request, follow_redirects=False, auth=self._auth)
         except MCPClientError:
             raise  # an auth failure (sign-in refused, ...) is the caller's to see as it is
-        except _NOT_WRITTEN as exc:
+        except self._line.not_written as exc:
             raise TransportError(f"could not POST {what} to {self._url}: {_describe(exc)}", written=False) from exc
-        except httpx.HTTPError as exc:
+        except self._line.http_error as exc:
             raise TransportError(f"POST of {what} to {self._url} failed: {_describe(exc)}", written=True) from exc
         status = response.status_code
         if 200 <= status < 300:

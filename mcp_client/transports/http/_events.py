@@ -11,7 +11,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 import anyio
-import httpx
+import httpx2
 
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import JSONObject, RequestId
@@ -46,7 +46,7 @@ class _EventReader(_ConnectionState):
     """Consumes SSE streams and delivers their messages (the layer above the connection's state)."""
 
     async def _consume(
-        self, request_id: RequestId, method: object, response: httpx.Response, state: _StreamState
+        self, request_id: RequestId, method: object, response: httpx2.Response, state: _StreamState
     ) -> bool:
         """Deliver the stream's messages; True once the response to ``request_id`` was among them."""
         decoder = SSEDecoder(self._max_message_size)
@@ -64,7 +64,7 @@ class _EventReader(_ConnectionState):
         return False
 
     def _deliver_events(
-        self, request_id: RequestId, method: object, response: httpx.Response, events: list[SSEEvent]
+        self, request_id: RequestId, method: object, response: httpx2.Response, events: list[SSEEvent]
     ) -> bool:
         """Hand one chunk's events to the session as one batch; True once the response was among them (what
         follows it is dropped)."""
@@ -93,7 +93,7 @@ class _EventReader(_ConnectionState):
             return None
         return self._parse(event.data)  # a broken answer fails its request at once (its id read from the head)
 
-    def _deliver(self, request_id: RequestId, method: object, response: httpx.Response, message: JSONObject) -> bool:
+    def _deliver(self, request_id: RequestId, method: object, response: httpx2.Response, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
         answers = "method" not in message and _same_id(message.get("id"), request_id)
         if answers:

@@ -2,7 +2,7 @@
 
 One task per request in flight runs :meth:`_RequestReader._exchange`, in the connection's task group. A failure
 there (a 5xx, a dropped stream) fails that request only, through ``on_request_failed``; nothing else is touched.
-A request whose connection could not even be opened (``httpx.ConnectError``: nothing was written) is sent once
+A request whose connection could not even be opened (a ``ConnectError``: nothing was written) is sent once
 more, transparently; if that fails too, the request fails with ``written=False``. A 3xx fails the request
 (redirects are never followed). Ending a request cancels its reader's scope, which closes the response.
 """
@@ -10,7 +10,7 @@ more, transparently; if that fails too, the request fails with ``written=False``
 from __future__ import annotations
 
 import anyio
-import httpx
+import httpx2
 
 from mcp_client.errors import MCPClientError
 from mcp_client.transports.base import RequestId
@@ -18,7 +18,6 @@ from mcp_client.transports.http._events import _StreamState
 from mcp_client.transports.http._session import _LegacySession
 from mcp_client.transports.http._state import (
     _MAX_ERROR_BODY,
-    _NOT_WRITTEN,
     _SSE,
     _closing_scope,
     _content_type,
@@ -36,7 +35,7 @@ class _RequestReader(_LegacySession):
         self,
         request_id: RequestId,
         method: object,
-        request: httpx.Request,
+        request: httpx2.Request,
         scope: anyio.CancelScope,
         modern: bool,
     ) -> None:
@@ -51,20 +50,22 @@ class _RequestReader(_LegacySession):
         finally:
             self._forget(request_id, scope)
 
-    async def _send_and_read(self, request_id: RequestId, method: object, request: httpx.Request, modern: bool) -> None:
-        response: httpx.Response | None = None
+    async def _send_and_read(
+        self, request_id: RequestId, method: object, request: httpx2.Request, modern: bool
+    ) -> None:
+        response: httpx2.Response | None = None
         for attempt in (1, 2):
             try:
                 response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
                 break
-            except httpx.ConnectError as exc:
+            except self._line.connect_error as exc:
                 if attempt == 1:
                     logger.debug("could not connect for request %s (%s); trying once more", request_id, exc)
                     continue
                 self._fail(request_id, f"could not connect to {self._url}: {_describe(exc)}", written=False)
-            except _NOT_WRITTEN as exc:
+            except self._line.not_written as exc:
                 self._fail(request_id, f"could not reach {self._url}: {_describe(exc)}", written=False)
-            except httpx.HTTPError as exc:
+            except self._line.http_error as exc:
                 self._fail(request_id, f"the request to {self._url} failed: {_describe(exc)}", written=True)
             return
         assert response is not None
@@ -73,7 +74,7 @@ class _RequestReader(_LegacySession):
             self._open_responses[request_id] = network_stream
         try:
             await self._read(request_id, method, response, modern)
-        except httpx.HTTPError as exc:
+        except self._line.http_error as exc:
             self._fail(request_id, f"the answer from {self._url} broke off: {_describe(exc)}", written=True)
         finally:
             if network_stream is not None and self._open_responses.get(request_id) is network_stream:
@@ -81,7 +82,7 @@ class _RequestReader(_LegacySession):
             with _closing_scope():
                 await response.aclose()
 
-    async def _read(self, request_id: RequestId, method: object, response: httpx.Response, modern: bool) -> None:
+    async def _read(self, request_id: RequestId, method: object, response: httpx2.Response, modern: bool) -> None:
         status = response.status_code
         if status == 202:
             self._fail(request_id, "server answered 202 to a request", written=True)
@@ -102,7 +103,7 @@ class _RequestReader(_LegacySession):
                 detail = f"HTTP {status} answer with unexpected content type {content_type or 'none'!r}"
                 self._handler.on_invalid(detail, body, request_id)
 
-    def _read_json(self, request_id: RequestId, method: object, response: httpx.Response, body: bytes) -> None:
+    def _read_json(self, request_id: RequestId, method: object, response: httpx2.Response, body: bytes) -> None:
         if len(body) > self._max_message_size:
             limit = self._max_message_size
             self._handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", body[:512], request_id)
@@ -115,21 +116,23 @@ class _RequestReader(_LegacySession):
         if not self._deliver(request_id, method, response, message):
             self._handler.on_invalid("the JSON answer is not the response to the request", body[:512], request_id)
 
-    async def _read_events(self, request_id: RequestId, method: object, response: httpx.Response, modern: bool) -> None:
+    async def _read_events(
+        self, request_id: RequestId, method: object, response: httpx2.Response, modern: bool
+    ) -> None:
         """Read the request's SSE stream to its response; at 2025-11-25 resume a stream that ended too early."""
         state = _StreamState()
         try:
             if await self._consume(request_id, method, response, state):
                 return
             broke = "the SSE stream ended without a response"
-        except httpx.HTTPError as exc:
+        except self._line.http_error as exc:
             broke = f"the answer from {self._url} broke off: {_describe(exc)}"
         if modern or not self._legacy or state.last_event_id is None:
             self._fail(request_id, broke, written=True)
             return
         await self._resume(request_id, method, state, broke)
 
-    async def _read_error(self, request_id: RequestId, response: httpx.Response) -> None:
+    async def _read_error(self, request_id: RequestId, response: httpx2.Response) -> None:
         expired = self._expired_by(response)
         if expired is not None:
             self._handler.on_request_failed(request_id, expired)

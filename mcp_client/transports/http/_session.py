@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 
 import anyio
-import httpx
+import httpx2
 
 from mcp_client.errors import SessionExpired
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
@@ -41,7 +41,7 @@ _LISTEN_RECONNECTS = 2
 class _LegacySession(_EventReader):
     """Session expiry, the standalone GET stream, resumption and the closing DELETE (2025-11-25)."""
 
-    def _expired_by(self, response: httpx.Response) -> SessionExpired | None:
+    def _expired_by(self, response: httpx2.Response) -> SessionExpired | None:
         """A 404 to something that carried our session id: the session is gone. Sets the flag; None otherwise."""
         sent = response.request.headers.get("mcp-session-id")
         if response.status_code != 404 or sent is None:
@@ -55,16 +55,16 @@ class _LegacySession(_EventReader):
         )
 
     @asynccontextmanager
-    async def _get_stream(self, last_event_id: str | None) -> AsyncIterator[httpx.Response]:
+    async def _get_stream(self, last_event_id: str | None) -> AsyncIterator[httpx2.Response]:
         """``GET`` the endpoint for an SSE stream, with the session headers (and ``Last-Event-ID`` to resume)."""
-        headers = httpx.Headers(self._base_headers)
-        headers["Accept"] = _SSE
+        headers = self._base_headers.copy()
+        headers["accept"] = _SSE
         if self._session_id is not None:
-            headers["Mcp-Session-Id"] = self._session_id
+            headers["mcp-session-id"] = self._session_id
         if self._version is not None:
-            headers["MCP-Protocol-Version"] = self._version
+            headers["mcp-protocol-version"] = self._version
         if last_event_id is not None:
-            headers["Last-Event-ID"] = last_event_id
+            headers["last-event-id"] = last_event_id
         request = self._client.build_request("GET", self._url, headers=headers)
         response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
         try:
@@ -126,7 +126,7 @@ class _LegacySession(_EventReader):
                         state.saw(decoder)
                         if events:
                             brought = self._deliver_unsolicited(events) or brought
-        except httpx.HTTPError as exc:
+        except self._line.http_error as exc:
             logger.debug("the standalone GET stream broke off: %s", exc)
         return brought
 
@@ -161,7 +161,7 @@ class _LegacySession(_EventReader):
                         return
                     if await self._consume(request_id, method, response, state):
                         return
-            except httpx.HTTPError as exc:
+            except self._line.http_error as exc:
                 logger.debug("resumption %d of request %s broke off: %s", attempt, request_id, exc)
         self._fail(request_id, f"{broke}, and {_RESUME_ATTEMPTS} attempts to resume it did not bring it", written=True)
 
@@ -178,7 +178,7 @@ class _LegacySession(_EventReader):
                     "DELETE", self._url, headers=headers, timeout=_SIDE_TIMEOUT, follow_redirects=False, auth=self._auth
                 )
                 logger.debug("DELETE of session %s: HTTP %s", self._session_id, response.status_code)
-            except httpx.HTTPError as exc:
+            except self._line.http_error as exc:
                 logger.debug("DELETE of session %s failed: %s", self._session_id, exc)
 
 

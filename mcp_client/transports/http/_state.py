@@ -12,12 +12,13 @@ import logging
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import suppress
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-import httpx
+import httpx2
 
+from mcp_client._http_lines import auth_for, line_of
 from mcp_client.errors import TransportError
 from mcp_client.transports._http_headers import encode_header_value
 from mcp_client.transports._json import loads
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcp_client.http")
 
-_SIDE_TIMEOUT = httpx.Timeout(30.0)
+_SIDE_TIMEOUT = 30.0
 """Notifications, responses and the closing DELETE: short exchanges with no policy of their own."""
 _CLOSE_BUDGET = 2.0
 _DRAIN_BUDGET = 1.0
@@ -37,7 +38,6 @@ _DRAIN_BUDGET = 1.0
 _MAX_ERROR_BODY = 1024 * 1024
 _ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
-_NOT_WRITTEN = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 
 class _ConnectionState:
@@ -46,22 +46,26 @@ class _ConnectionState:
     def __init__(
         self,
         transport: HttpTransport,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         handler: MessageHandler,
         task_group: anyio.abc.TaskGroup,
     ) -> None:
         self._url = transport.url
         self._base_headers = {name.lower(): value for name, value in transport.headers.items()}
         """The caller's headers, names in lower case: a plain dict is merged into each request far faster than
-        an ``httpx.Headers``, and lower case lets ours replace theirs by key."""
-        self._endpoint: httpx.URL | str = transport.url
-        with suppress(httpx.InvalidURL):  # (an invalid URL fails each request as it is built, as a TransportError)
-            self._endpoint = httpx.URL(transport.url)  # parsed once, not per request
+        an ``httpx2.Headers``, and lower case lets ours replace theirs by key."""
+        self._line = line_of(client)
+        """The library ``client`` belongs to (httpx2, or a caller's httpx): its URLs, auth and exceptions."""
+        self._endpoint: httpx2.URL | str = transport.url
+        with suppress(
+            self._line.invalid_url
+        ):  # (an invalid URL fails each request as it is built, as a TransportError)
+            self._endpoint = self._line.url(transport.url)  # parsed once, not per request
         self._max_message_size = transport.max_message_size
         self._client = client
-        self._auth: httpx.Auth | httpx._client.UseClientDefault = (
-            transport.auth if transport.auth is not None else httpx.USE_CLIENT_DEFAULT
-        )
+        self._auth = auth_for(self._line, transport.auth)
+        """What each ``send`` gets as ``auth=``: the client's own (none given), the given one, or an adapter of the
+        client's line around an auth of the other line."""
         self._handler = handler
         self._batch_begin, self._batch_end = batch_hooks(handler)
         self._task_group = task_group
@@ -94,7 +98,7 @@ class _ConnectionState:
             return None
         return message
 
-    def _adopt_session(self, message: JSONObject, response: httpx.Response) -> None:
+    def _adopt_session(self, message: JSONObject, response: httpx2.Response) -> None:
         """2025-11-25: remember the version the server chose and its session id, for every later POST."""
         result = message.get("result")
         if not isinstance(result, dict):
@@ -111,7 +115,7 @@ class _ConnectionState:
         self._handler.on_request_failed(request_id, TransportError(detail, written=written))
 
 
-async def _read_body(response: httpx.Response, limit: int) -> bytes:
+async def _read_body(response: httpx2.Response, limit: int) -> bytes:
     """Up to ``limit`` bytes of the body (the rest is not read)."""
     body = bytearray()
     async for chunk in response.aiter_bytes():
@@ -121,11 +125,10 @@ async def _read_body(response: httpx.Response, limit: int) -> bytes:
     return bytes(body[:limit])
 
 
-def _body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+def _body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
     """The body as it arrives: raw when the server did not compress it (no decoder pass), else decoded."""
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    chunks = response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
-    return cast(AsyncGenerator[bytes, None], chunks)  # httpx types them as iterators; they are async generators
+    return response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
 
 
 def _closing_scope() -> anyio.CancelScope:
@@ -146,7 +149,7 @@ def _shut_down(network_stream: object) -> None:
         logger.debug("could not shut down the socket of a released response", exc_info=True)
 
 
-def _content_type(response: httpx.Response) -> str:
+def _content_type(response: httpx2.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.partition(";")[0].strip().lower()
 

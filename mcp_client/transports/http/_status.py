@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-import httpx
+import httpx2
 
 from mcp_client.errors import TransportError
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
@@ -21,7 +21,7 @@ from mcp_client.transports.base import JSONObject
 __all__ = ["outcome_of_error_status"]
 
 
-def outcome_of_error_status(response: httpx.Response, body: bytes) -> TransportError | JSONObject:
+def outcome_of_error_status(response: httpx2.Response, body: bytes) -> TransportError | JSONObject:
     """The failure of the request ``response`` answers, or the JSON-RPC ``error`` object to answer it with."""
     status = response.status_code
     if status in BACK_OFF_STATUSES:
