@@ -325,6 +325,9 @@ class Session:
             # (A failed write reports for itself, in TransportError.written, whether anything left.)
             if request.written and request.outcome is None:
                 self._abandon(request, "cancelled by the caller")
+            elif request.outcome is not None and request.outcome is not CANCELLED:
+                # The answer crossed the caller's cancellation: it came before this task resumed, and is dropped.
+                self.emit(LateMessage(request.request_id, "response", None, request.outcome))
             raise
         finally:
             call.current = None
@@ -509,6 +512,11 @@ class Session:
         request = self._in_flight.get(request_id) if request_id is not None else None
         if request is None:
             self._late_or_unknown(raw_id, request_id, message)
+            return
+        if request.settled:
+            # It ended (cancelled through its handle) before its task resumed to take it out of the tables.
+            self._forget(request)
+            self.emit(LateMessage(request.request_id, "response", None, message))
             return
         if "result" not in message and "error" not in message:
             request.settle({}, ProtocolError(f"{request.method}: a response with neither result nor error"))

@@ -6,10 +6,12 @@ When may a failed call be sent again? Only when it is safe:
 * the tool is **idempotent** (``idempotentHint`` or ``readOnlyHint`` from ``tools/list``, or a per-tool rule), so
   running it twice is harmless.
 
-A ``tools/call`` that may have run and is not idempotent is never re-sent. Of the causes, only transport failures
-(a broken stream at 2026-07-28 must be re-issued with a new id), overload answers (HTTP 429/503, ``Retry-After``
-honoured) and, when the policy says so, idle timeouts are retryable. JSON-RPC errors, ``isError`` results,
-cancellation and the hard maximum never are.
+A ``tools/call`` that may have run and is not idempotent is never re-sent. "Never written" is what the client
+itself knows (the connection could not be opened, the process was already gone), never what a server's answer
+claims: an HTTP 429 or 503 counts as written, because a gateway may send it after the server behind it ran the
+tool. Of the causes, only transport failures (a broken stream at 2026-07-28 must be re-issued with a new id),
+overload answers (HTTP 429/503, ``Retry-After`` honoured, idempotent tools only) and, when the policy says so, idle
+timeouts are retryable. JSON-RPC errors, ``isError`` results, cancellation and the hard maximum never are.
 
 Backoff uses tenacity's full-jitter exponential strategy; every attempt must fit in the call's one maximum; a
 per-client :class:`RetryBudget` (gRPC's retry throttling) stops a failing server from drawing a retry storm.

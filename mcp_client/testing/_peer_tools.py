@@ -289,6 +289,15 @@ async def garbage(call: ToolCall) -> None:
     await call.respond_text("survived")
 
 
+async def broken_naming(call: ToolCall) -> None:
+    named = str(call.integer("id", 1, minimum=0)).encode()
+    # Broken lines that carry the id only nested or as the server's own request id: none is a response.
+    await call.link.send_raw(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":{"id":' + named)
+    await call.link.send_raw(b",oops\n")
+    await call.link.send_raw(b'{"jsonrpc":"2.0","id":' + named + b',"method":"ping","params":{oops\n')
+    await call.respond_text("survived")
+
+
 async def half_line(call: ToolCall) -> None:
     await call.link.send_raw(b'{"jsonrpc":"2.0","id":')
     call.link.die()
@@ -614,6 +623,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         {},
         _hints("Garbage"),
         garbage,
+    ),
+    ToolSpec(
+        "broken_naming",
+        "Write broken lines that name request `id` only inside their data or as a server request's id, then "
+        "answer 'survived'.",
+        {"id": _integer("The request id to name.", 1)},
+        _hints("Broken lines naming an id"),
+        broken_naming,
     ),
     ToolSpec(
         "half_line",

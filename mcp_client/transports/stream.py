@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
 
 import anyio
@@ -21,6 +20,7 @@ import anyio.abc
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._json import loads
+from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "cancellation", "read_lines"]
@@ -31,28 +31,12 @@ DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Largest message accepted from a server, in bytes (32 MiB)."""
 
 _CHUNK = 65536
-_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def encode_message(message: JSONObject) -> bytes:
     """Compact JSON plus the newline that ends it. JSON escapes newlines inside strings, so one line each."""
     return (_encode(message) + "\n").encode()
-
-
-def _id_from_head(head: bytes) -> RequestId | None:
-    """Best effort: the id of a message that will not be parsed whole (too large, cut off)."""
-    match = _ID_IN_HEAD.search(head[:512])
-    if match is None:
-        return None
-    token = match.group(1)
-    if token.startswith(b'"'):
-        try:
-            value = json.loads(token)
-        except ValueError:
-            return None
-        return value if isinstance(value, str) else None
-    return int(token)
 
 
 class LineSplitter:
@@ -92,20 +76,20 @@ class LineSplitter:
             else:
                 line = piece
             if len(line) > self._max_message_size:
-                _report_oversized(handler, line[:512], self._max_message_size)
+                _report_oversized(handler, line[:HEAD_SIZE], self._max_message_size)
                 continue
             _deliver_line(line, handler)
         if self._discarding is None and start < len(chunk):
             self._buffer += chunk[start:]
             if len(self._buffer) > self._max_message_size:
-                self._discarding = bytes(self._buffer[:512])
+                self._discarding = bytes(self._buffer[:HEAD_SIZE])
                 self._buffer.clear()
 
     def finish(self) -> None:
         """The input ended: report a message it cut off, if any."""
         if self._discarding is not None or self._buffer.strip():
-            head = self._discarding if self._discarding is not None else bytes(self._buffer[:512])
-            self._handler.on_invalid("input ended in the middle of a message", head, _id_from_head(head))
+            head = self._discarding if self._discarding is not None else bytes(self._buffer[:HEAD_SIZE])
+            self._handler.on_invalid("input ended in the middle of a message", head, response_id_from_head(head))
         self._discarding = None
         self._buffer.clear()
 
@@ -144,7 +128,7 @@ def _nothing() -> None:
 
 
 def _report_oversized(handler: MessageHandler, head: bytes, limit: int) -> None:
-    handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", head, _id_from_head(head))
+    handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", head, response_id_from_head(head))
 
 
 def _deliver_line(line: bytes, handler: MessageHandler) -> None:
@@ -153,10 +137,10 @@ def _deliver_line(line: bytes, handler: MessageHandler) -> None:
     try:
         message = loads(line)
     except ValueError as exc:
-        handler.on_invalid(f"not valid JSON ({exc})", line[:512], _id_from_head(line))
+        handler.on_invalid(f"not valid JSON ({exc})", line[:HEAD_SIZE], response_id_from_head(line))
         return
     if not isinstance(message, dict):
-        handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", line[:512], None)
+        handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", line[:HEAD_SIZE], None)
         return
     handler.on_message(message)
 

@@ -144,6 +144,29 @@ async def test_oversized_answer_does_not_disturb_other_calls(connect: Connect) -
     assert isinstance(outcomes["fail"], InternalError)
 
 
+@pytest.mark.fake_clock
+async def test_a_broken_line_naming_another_calls_id_does_not_fail_that_call(
+    connect: Connect, events: list[Event]
+) -> None:
+    """Only a broken line that is certainly a call's response fails it: an id in a notification's data, or a
+    server request's own id, must not fail the call in flight with that id."""
+    peer = ScriptedPeer(era="modern")
+    outcomes: dict[str, object] = {}
+    async with connect(peer) as client, anyio.create_task_group() as tg:
+
+        async def slow() -> None:
+            outcomes["slow"] = text_of(await client.call_tool("slow", {"seconds": 2, "progress_every": 1}))
+
+        tg.start_soon(slow)
+        while not [m for m in peer.stats.received if m.get("method") == "tools/call"]:
+            await anyio.sleep(0.01)
+        (slow_call,) = [m for m in peer.stats.received if m.get("method") == "tools/call"]
+        outcomes["broken"] = text_of(await client.call_tool("broken_naming", {"id": slow_call["id"]}))
+
+    assert outcomes == {"slow": "done", "broken": "survived"}
+    assert len([e for e in events if isinstance(e, ProtocolViolation)]) == 2
+
+
 async def test_garbage_lines_are_reported_and_the_call_survives(connect: Connect, events: list[Event]) -> None:
     """A line that is not JSON, or not an object, is a ProtocolViolation event; it never ends the connection."""
     peer = ScriptedPeer(era="modern")

@@ -345,6 +345,22 @@ async def test_503_retry_after_is_honoured_for_an_idempotent_tool(
     assert retries[0].delay >= 1.0
 
 
+async def test_a_503_never_resends_a_tool_that_is_not_idempotent(
+    client_for: Callable[..., Client], events: list[Event]
+) -> None:
+    """A gateway's 503 may come after the server behind it ran the tool: the call fails, it is not sent again."""
+    peer = HttpPeer(faults={"increment": HttpFault("http_503_retry_after", times=1, retry_after=0)})
+    async with peer.serving() as url, client_for(url, retry=DEFAULT_RETRY) as client:
+        await client.list_tools()
+        assert not client.is_idempotent("increment")
+        with pytest.raises(TransportError) as failure:
+            await client.call_tool("increment", {"by": 1})
+
+    assert (failure.value.status_code, failure.value.written) == (503, True)
+    assert [log.status for log in peer.stats.posts("tools/call", tool="increment")] == [503]
+    assert not [e for e in events if isinstance(e, RetryScheduled)]
+
+
 # -- the peer itself -------------------------------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from mcp_client import (
     LateMessage,
     Progress,
     ProtocolViolation,
+    RequestCancelled,
     RequestSent,
     TimeoutPolicy,
     memory,
@@ -169,3 +170,61 @@ async def test_a_message_in_the_same_chunk_as_the_result_is_late(
     assert seen == []
     (late,) = late_messages(events)
     assert late.kind == ("response" if tool == "answer_twice" else "progress")
+
+
+async def _answers_with_a_broken_line_first(
+    receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream
+) -> None:
+    """A 2025-11-25 server that answers each tools/call with a broken line and the result in one write, so the
+    client routes both in one batch: whatever the broken line's event makes the client do comes before the answer."""
+    buffer = b""
+    while True:
+        try:
+            buffer += await receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            message = json.loads(line)
+            if message.get("method") == "initialize":
+                info = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": _SERVER_INFO}
+                await send.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": info}).encode() + b"\n")
+            elif message.get("method") == "tools/call":
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": "x"}]}}
+                await send.send(b"not json\n" + json.dumps(answer).encode() + b"\n")
+
+
+_SERVER_INFO = {"name": "crossing", "version": "1"}
+
+
+@pytest.mark.parametrize("how", ["handle", "caller_scope"])
+async def test_an_answer_that_crosses_a_cancel_is_a_late_message(events: list[Event], how: str) -> None:
+    """The call is cancelled (through its handle, or by the caller's scope) and its answer arrives before the
+    cancelled task resumes: the answer is dropped, and reported as a LateMessage like any later one."""
+    cancel: list[Callable[[], None]] = []
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, ProtocolViolation) and cancel:
+            cancel.pop()()  # the cancellation happens between the broken line and the answer
+
+    transport = memory(_answers_with_a_broken_line_first)
+    async with Client(
+        transport, protocol="2025-11-25", timeout=TimeoutPolicy(idle=5, maximum=10), on_event=on_event
+    ) as client:
+        if how == "handle":
+            async with client.tool_call("any") as call:
+                cancel.append(lambda: call.cancel("stop"))
+                with pytest.raises(RequestCancelled):
+                    await call.result()
+            request_ids = call.request_ids
+        else:
+            with anyio.CancelScope() as scope:
+                cancel.append(scope.cancel)
+                await client.call_tool("any")
+            assert scope.cancelled_caught
+            request_ids = tuple(e.request_id for e in events if isinstance(e, RequestSent) and e.method == "tools/call")
+
+    (late,) = late_messages(events)
+    assert (late.request_id, late.kind) == (request_ids[0], "response")
+    assert late.message["result"]["content"][0]["text"] == "x"

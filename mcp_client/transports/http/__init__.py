@@ -27,7 +27,8 @@ its own HTTP response, a JSON body or an SSE stream.
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and ``_HttpConnection.session_expired`` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from
-  ``Retry-After``), which the retry policy honours.
+  ``Retry-After``), which the retry policy honours. They count as written: a status code never proves that the
+  request did not run (a gateway may answer 503 after the server behind it ran the tool).
 
 The modules, bottom up: ``_state`` (what a connection knows), ``_events`` (SSE consumption), ``_session``
 (2025-11-25: session id, GET listener, resumption, DELETE), ``_status`` (error statuses), ``_reader`` (one

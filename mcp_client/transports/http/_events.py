@@ -17,12 +17,12 @@ from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import JSONObject, RequestId
 from mcp_client.transports.http._state import (
     _DRAIN_BUDGET,
+    _blame,
     _body_chunks,
     _ConnectionState,
     _same_id,
     logger,
 )
-from mcp_client.transports.stream import _id_from_head
 
 _MAX_RETRY = 60.0
 """A ``retry:`` longer than this is taken as this (a broken server must not park a request for hours)."""
@@ -88,10 +88,10 @@ class _EventReader(_ConnectionState):
         if event.oversized:
             limit = self._max_message_size
             self._handler.on_invalid(
-                f"message larger than the {limit}-byte limit was dropped", event.data, _id_from_head(event.data)
+                f"message larger than the {limit}-byte limit was dropped", event.data, _blame(event.data, request_id)
             )
             return None
-        return self._parse(event.data)  # a broken answer fails its request at once (its id read from the head)
+        return self._parse(event.data, request_id)
 
     def _deliver(self, request_id: RequestId, method: object, response: httpx2.Response, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""

@@ -13,6 +13,7 @@ import anyio
 import httpx2
 
 from mcp_client.errors import MCPClientError
+from mcp_client.transports._message_head import HEAD_SIZE
 from mcp_client.transports.base import RequestId
 from mcp_client.transports.http._events import _StreamState
 from mcp_client.transports.http._session import _LegacySession
@@ -106,15 +107,17 @@ class _RequestReader(_LegacySession):
     def _read_json(self, request_id: RequestId, method: object, response: httpx2.Response, body: bytes) -> None:
         if len(body) > self._max_message_size:
             limit = self._max_message_size
-            self._handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", body[:512], request_id)
+            self._handler.on_invalid(
+                f"message larger than the {limit}-byte limit was dropped", body[:HEAD_SIZE], request_id
+            )
             return
-        message = self._parse(body, request_id)
+        message = self._parse(body, request_id, body=True)
         if message is None:
             return
         if "error" in message and message.get("id") is None and "method" not in message:
             message["id"] = request_id
         if not self._deliver(request_id, method, response, message):
-            self._handler.on_invalid("the JSON answer is not the response to the request", body[:512], request_id)
+            self._handler.on_invalid("the JSON answer is not the response to the request", body[:HEAD_SIZE], request_id)
 
     async def _read_events(
         self, request_id: RequestId, method: object, response: httpx2.Response, modern: bool

@@ -22,8 +22,9 @@ from mcp_client._http_lines import auth_for, line_of
 from mcp_client.errors import TransportError
 from mcp_client.transports._http_headers import encode_header_value
 from mcp_client.transports._json import loads
+from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import JSONObject, MessageHandler, RequestId
-from mcp_client.transports.stream import _id_from_head, batch_hooks
+from mcp_client.transports.stream import batch_hooks
 
 if TYPE_CHECKING:
     from mcp_client.transports.http._transport import HttpTransport
@@ -84,17 +85,16 @@ class _ConnectionState:
         self.session_expired = False
         """2025-11-25: the server answered 404 to our session id; a new ``initialize`` starts a new session."""
 
-    def _parse(self, raw: bytes, request_id: RequestId | None = None) -> JSONObject | None:
-        """The JSON object in ``raw``, or None after reporting it (for ``request_id``, else the id in its head)."""
+    def _parse(self, raw: bytes, request_id: RequestId | None, *, body: bool = False) -> JSONObject | None:
+        """The JSON object in ``raw``, or None after reporting it (see :func:`_blame` for the request it fails)."""
         try:
             message = loads(raw)
         except ValueError as exc:
-            blamed = request_id if request_id is not None else _id_from_head(raw)
-            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:512], blamed)
+            self._handler.on_invalid(f"not valid JSON ({exc})", raw[:HEAD_SIZE], _blame(raw, request_id, body=body))
             return None
         if not isinstance(message, dict):
-            blamed = request_id if request_id is not None else _id_from_head(raw)
-            self._handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", raw[:512], blamed)
+            detail = f"a JSON {type(message).__name__} is not a JSON-RPC message"
+            self._handler.on_invalid(detail, raw[:HEAD_SIZE], _blame(raw, request_id, body=body))
             return None
         return message
 
@@ -152,6 +152,20 @@ def _shut_down(network_stream: object) -> None:
 def _content_type(response: httpx2.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.partition(";")[0].strip().lower()
+
+
+def _blame(raw: bytes, stream_of: RequestId | None, *, body: bool = False) -> RequestId | None:
+    """The request a broken message fails at once, or None (it is only reported).
+
+    A JSON body answers the POST it came back on, whatever it holds. An SSE event fails only the request whose
+    stream carried it, and only when its head shows for certain that it is that request's response: an event on
+    one request's stream never fails another, and the standalone GET stream fails none.
+    """
+    if stream_of is None:
+        return None
+    if body:
+        return stream_of
+    return stream_of if _same_id(response_id_from_head(raw), stream_of) else None
 
 
 def _same_id(raw: object, request_id: RequestId) -> bool:

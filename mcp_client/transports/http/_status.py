@@ -1,7 +1,8 @@
 """How an HTTP error status to a request becomes that request's outcome.
 
-A 429 or 503 says the server turned the request away unprocessed: a :class:`~mcp_client.TransportError` with
-``status_code`` and ``retry_after`` (from ``Retry-After``) that the retry policy honours. Any other error status
+A 429 or 503 asks the client to come back later: a :class:`~mcp_client.TransportError` with ``status_code`` and
+``retry_after`` (from ``Retry-After``) that the retry policy honours; it counts as written (a gateway may answer
+so after the server behind it ran the tool). Any other error status
 carrying a JSON-RPC error is that error, answering the POST whatever id it names (``-32022`` at 400 or
 ``-32601`` at 404 raise the right :class:`~mcp_client.ServerError`, and the era probe can fall back). A 4xx
 without one becomes a synthetic JSON-RPC error (``-32601`` for 404/405, else ``-32600``); a 5xx without one is
@@ -29,8 +30,9 @@ def outcome_of_error_status(response: httpx2.Response, body: bytes) -> Transport
         detail = f"HTTP {status} {response.reason_phrase}".rstrip()
         if retry_after is not None:
             detail += f" (retry after {retry_after:g} s)"
-        # 429 and 503 say the server turned the request away unprocessed: it did not run, so any tool may retry.
-        return TransportError(detail, written=False, status_code=status, retry_after=retry_after)
+        # The request reached something that answered: a gateway may send 429/503 after the server behind it ran
+        # the tool, so the status proves nothing about whether it ran. Only the retry policy decides a re-send.
+        return TransportError(detail, written=True, status_code=status, retry_after=retry_after)
     try:
         parsed = json.loads(body) if body.strip() else None
     except ValueError:
