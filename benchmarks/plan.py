@@ -256,14 +256,18 @@ def metrics_for(transport: TransportName) -> list[Metric]:
 
 def process_jobs(*, quick: bool) -> list[Job]:
     """The jobs of the process section (:mod:`benchmarks.process`): each repetition a fresh interpreter."""
+    package = {"ours": "import mcp_client", "reference": "import mcp"}
+    program = {"ours": "from mcp_client import Client, stdio", "reference": "from mcp import Client"}
     if quick:
         return [
-            Job("import", "import", {}, BOTH, reps=1),
+            Job("import", "import", package, BOTH, reps=1),
+            Job("import_client", "import", program, BOTH, reps=1),
             Job("group", "group", {"servers": 5, "delay": 0.2}, OURS),
             Job("idle", "idle", {}, OURS),
         ]
     return [
-        Job("import", "import", {}, BOTH, reps=11),
+        Job("import", "import", package, BOTH, reps=11),
+        Job("import_client", "import", program, BOTH, reps=7),
         Job("group", "group", {"servers": 20, "delay": 0.5}, OURS, reps=3),
         Job("idle", "idle", {}, OURS, reps=3),
     ]
@@ -280,6 +284,14 @@ def process_metrics() -> list[Metric]:
             "import_ms",
             BOTH,
             targets=(Target("reference", 0.35),),
+        ),
+        Metric(
+            "import_client_ms",
+            "from mcp_client import Client, stdio (reference: from mcp import Client)",
+            "ms",
+            "import_client",
+            "import_ms",
+            BOTH,
         ),
         Metric(
             "group_single_slowest_ms",

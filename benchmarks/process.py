@@ -5,8 +5,9 @@ Usage (the runner does this; each measurement runs in a fresh interpreter and pr
     python -m benchmarks.process group --servers 20 --delay 0.5
     python -m benchmarks.process idle
 
-* ``import``: wall time of ``import <module>`` (``mcp_client``, or ``mcp`` for the reference) in ``python -c`` with
-  nothing imported before it (not even this module: :func:`import_command` is the whole program); the runner
+* ``import``: wall time of an import statement (``import mcp_client``, or ``import mcp`` for the reference; then
+  what a program writes, ``from mcp_client import Client, stdio`` against ``from mcp import Client``) in
+  ``python -c`` with nothing imported before it (:func:`import_command` is the whole program); the runner
   interleaves the two and takes the median.
 * ``group``: ``--servers`` stdio servers (:mod:`benchmarks.tiny_server`, which waits ``--delay`` s before it
   answers, as a server does that resolves packages first, and then costs next to nothing), started one after
@@ -35,12 +36,12 @@ __all__ = ["TINY_SERVER", "import_command", "main"]
 TINY_SERVER = Path(__file__).resolve().parent / "tiny_server.py"
 
 
-def import_command(module: str) -> list[str]:
-    """A command that prints ``{"import_ms": ...}`` for importing ``module`` in a fresh interpreter."""
-    if not module.replace(".", "").replace("_", "").isalnum():
-        raise ValueError(f"not a module name: {module!r}")
+def import_command(statement: str) -> list[str]:
+    """A command that prints ``{"import_ms": ...}`` for running the import ``statement`` in a fresh interpreter."""
+    if not statement.startswith(("import ", "from ")) or any(char in statement for char in ";\n\"'"):
+        raise ValueError(f"not an import statement: {statement!r}")
     code = (
-        "import time; started = time.perf_counter(); import " + module + "; "
+        "import time; started = time.perf_counter(); " + statement + "; "
         "print('{\"import_ms\": %r}' % ((time.perf_counter() - started) * 1e3))"
     )
     return [sys.executable, "-c", code]

@@ -169,7 +169,7 @@ def run_transport(transport: TransportName, *, quick: bool, errors: list[str]) -
 
 def _process_command(job: Job, client: ClientName) -> list[str]:
     if job.kind == "import":
-        return import_command("mcp_client" if client == "ours" else "mcp")
+        return import_command(str(job.params[client]))
     command = [sys.executable, "-m", "benchmarks.process", job.kind]
     for key, value in job.params.items():
         command += [f"--{key}", str(value)]

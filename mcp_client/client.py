@@ -9,6 +9,7 @@ session, and turns the result into the mcp-types model of the method.
 from __future__ import annotations
 
 import logging
+import sys
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -36,7 +37,6 @@ from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_v
 from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, Transport
-from mcp_client.transports.http import HttpTransport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 
@@ -380,7 +380,8 @@ class Client:
     @property
     def _sends_tool_headers(self) -> bool:
         """``Mcp-Param-*`` headers exist only on Streamable HTTP at 2026-07-28."""
-        return isinstance(self.transport, HttpTransport) and self.era.modern
+        http = sys.modules.get("mcp_client.transports.http")  # not loaded: this cannot be an HTTP transport
+        return http is not None and isinstance(self.transport, http.HttpTransport) and self.era.modern
 
     def _tool_headers(self, tool: str, arguments: object) -> dict[str, str] | None:
         params = self._header_params.get(tool)
