@@ -6,7 +6,8 @@ Every request in flight sleeps until its answer comes, a clock of its policy may
 was the largest share of the memory a call in flight holds and of the CPU of a timer firing. On trio, a
 ``trio.Event`` waited on in a ``move_on_at`` scope is already small.
 
-The waiter may be set before anyone waits, and waited on again after a wait returned or was cancelled.
+The waiter may be set before anyone waits, and waited on again after a wait returned or was cancelled. Which one a
+request gets is chosen by :mod:`mcp_client._backend`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import asyncio
 import math
 from typing import Protocol
 
-__all__ = ["Waiter", "new_waiter"]
+__all__ = ["FutureWaiter", "TrioWaiter", "Waiter"]
 
 
 class Waiter(Protocol):
@@ -36,7 +37,9 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-class _FutureWaiter:
+class FutureWaiter:
+    """The asyncio waiter: a bare future, and a loop timer that resolves it."""
+
     __slots__ = ("_future", "_loop", "_set")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -65,7 +68,9 @@ class _FutureWaiter:
                 timer.cancel()
 
 
-class _TrioWaiter:
+class TrioWaiter:
+    """The trio waiter: a ``trio.Event`` waited on in a cancel scope with a deadline."""
+
     __slots__ = ("_event", "_scope")
 
     def __init__(self) -> None:
@@ -90,12 +95,3 @@ class _TrioWaiter:
                 await self._event.wait()
             finally:
                 self._scope = None
-
-
-def new_waiter() -> Waiter:
-    """A waiter for the running event loop (asyncio or trio)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # anyio runs on trio
-        return _TrioWaiter()
-    return _FutureWaiter(loop)

@@ -8,22 +8,27 @@ is how a host backgrounds a slow call instead of killing it (see ``TimeoutPolicy
 
 Progress is offered to an iterator (``call.progress()``) and, when given, to a callback; each sees the updates in
 order, latest-wins when slow.
+
+The handle only starts, cancels, detaches and exposes the call: its life (deadline, attempts, input rounds,
+progress delivery, session renewal) is run by the client's :class:`~mcp_client.calls.CallRunner`, as for
+``Client.call_tool``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 import anyio.abc
 
-from mcp_client.errors import MCPClientError, RequestCancelled, SessionExpired
+from mcp_client.calls import CallRunner, Renewal
+from mcp_client.errors import MCPClientError, RequestCancelled
+from mcp_client.inflight import RequestControl
 from mcp_client.policy import Progress, TimeoutPolicy
-from mcp_client.policy.retry import RetryBudget, RetryPolicy
-from mcp_client.progress import CallbackPump, FanOut, ProgressCallback, ProgressSink, ProgressStream
-from mcp_client.session import RequestControl, Session
+from mcp_client.policy.retry import RetryPolicy
+from mcp_client.progress import ProgressCallback, ProgressStream
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["Call"]
@@ -36,7 +41,7 @@ class Call(Generic[ResultT]):
 
     def __init__(
         self,
-        session: Session,
+        runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
         method: str,
         params: JSONObject,
@@ -47,35 +52,27 @@ class Call(Generic[ResultT]):
         progress_interval: float | None = None,
         retry: RetryPolicy | None = None,
         idempotent: bool = False,
-        budget: RetryBudget | None = None,
-        max_rounds: int = 10,
         headers: dict[str, str] | None = None,
-        renew_session: Callable[[], Awaitable[None]] | None = None,
+        renew_session: Renewal | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
-        self._session = session
+        self._runner = runner
         self._client_tasks = task_group
         self._params = params
         self._parse = parse
         self._on_progress = on_progress
-        self._options: dict[str, Any] = {
-            "retry": retry,
-            "idempotent": idempotent,
-            "budget": budget,
-            "max_rounds": max_rounds,
-            "headers": headers,
-        }
+        self._retry = retry
+        self._idempotent = idempotent
+        self._headers = headers
         self._renew_session = renew_session
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)
-        self._callback_stream = ProgressStream(progress_interval) if on_progress is not None else None
         self._done = anyio.Event()
         self._raw: JSONObject | None = None
         self._error: MCPClientError | None = None
         self._started = False
         self._detached = False
-        self._pump: CallbackPump | None = None
 
     async def __aenter__(self) -> Call[ResultT]:
         self.start()
@@ -86,41 +83,30 @@ class Call(Generic[ResultT]):
         if self._started:
             raise RuntimeError("a Call can be started only once")
         self._started = True
-        sink: ProgressSink = self._stream
-        if self._callback_stream is not None and self._on_progress is not None:
-            sink = FanOut(self._stream, self._callback_stream)
-            self._pump = CallbackPump(self._callback_stream, self._on_progress)
-            self._client_tasks.start_soon(self._pump.run)
-        self._client_tasks.start_soon(self._run, sink)
+        self._client_tasks.start_soon(self._run, self._runner.session.now())
 
-    async def _run(self, sink: ProgressSink) -> None:
-        maximum = self.policy.maximum
-        hard_deadline = min(
-            anyio.current_time() + maximum if maximum is not None else float("inf"),
-            anyio.current_effective_deadline(),
-        )
+    async def _run(self, started_at: float) -> None:
         try:
-            try:
-                self._raw = await self._request(sink)
-            except SessionExpired:
-                if self._renew_session is None:
-                    raise
-                await self._renew_session()  # the server never saw the request: a new session, then once more
-                self._raw = await self._request(sink)
+            self._raw = await self._runner.run(
+                self.method,
+                self._params,
+                policy=self.policy,
+                retry=self._retry,
+                idempotent=self._idempotent,
+                headers=self._headers,
+                started_at=started_at,  # the maximum counts from start(), renewal included
+                on_progress=self._on_progress,
+                sink=self._stream,
+                control=self._control,
+                renew=self._renew_session,
+            )
         except MCPClientError as exc:
             self._error = exc
         except anyio.get_cancelled_exc_class():
             self._error = RequestCancelled(f"{self.method} was cancelled: the client closed", reason="client closed")
             raise
         finally:
-            if self._pump is not None:
-                self._pump.finish(succeeded=self._error is None, deadline=hard_deadline)
             self._done.set()
-
-    async def _request(self, sink: ProgressSink) -> JSONObject:
-        return await self._session.request(
-            self.method, self._params, policy=self.policy, sink=sink, control=self._control, **self._options
-        )
 
     async def __aexit__(
         self,

@@ -1,15 +1,15 @@
 """The public client: connect to one MCP server and call its tools, prompts and resources under a policy.
 
 ``Client`` owns a task group (the transport's readers, background cancellations), a :class:`Session` on the
-connection, and the default :class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=``
-omitted: the client's; ``None``: no limits; a number: that many seconds of maximum), runs one request through the
-session, and turns the result into the mcp-types model of the method.
+connection (the wire), a :class:`~mcp_client.calls.CallRunner` over it (the life of each call), and the default
+:class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``:
+no limits; a number: that many seconds of maximum), has the runner run it, and turns the result into the
+mcp-types model of the method.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -19,22 +19,25 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import mcp_types
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from mcp_client._results import idempotent_hint, pages, parse_result, tool_params, tool_result
 from mcp_client._version import __version__
 from mcp_client.call import Call
-from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError, ProtocolError, SessionExpired, ToolError
+from mcp_client.calls import CallRunner
+from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError
 from mcp_client.events import Event
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
-from mcp_client.progress import CallbackPump, ProgressCallback, ProgressStream, SoonCallback
+from mcp_client.progress import ProgressCallback
+from mcp_client.protocol import negotiate
 from mcp_client.protocol.era import Era
-from mcp_client.protocol.negotiate import ERA_CACHE, ProtocolMode, ServerIdentity, negotiate
+from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
-from mcp_client.registry import PolicyLayer, PolicyRegistry, RetryArg
+from mcp_client.registry import PolicyRegistry, RetryArg, with_retry_rules
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, Transport
 
@@ -43,8 +46,6 @@ __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 logger = logging.getLogger("mcp_client")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-_MAX_PAGES = 10_000
 
 
 class Client:
@@ -105,7 +106,7 @@ class Client:
         default_info = {"name": "mcp-client", "version": __version__}
         self.client_info = dict(client_info) if client_info is not None else default_info
         self.retry = retry
-        self.policies = _registry(policies, retry_rules).with_defaults(self.timeout, retry)
+        self.policies = with_retry_rules(policies, retry_rules).with_defaults(self.timeout, retry)
         """The rules that give each call its policies: call > tool > annotation > server > client default."""
         self.retry_budget = RetryBudget()
         """Shared by every call of this client: retries stop while most recent attempts fail."""
@@ -122,6 +123,7 @@ class Client:
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
+        self._runner: CallRunner | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
         self._renewal_lock = anyio.Lock()
@@ -141,19 +143,28 @@ class Client:
             self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
+            input_handler = self._handlers.handle if self._handlers.any else None
             session = Session(
                 task_group=task_group,
                 emit=self._on_event,
                 cancel_timeout=self._cancel_timeout,
-                input_handler=self._handlers.handle if self._handlers.any else None,
+                input_handler=input_handler,
                 on_notification=self._on_notification,
+            )
+            runner = CallRunner(
+                session,
+                budget=self.retry_budget,
+                max_rounds=self.max_input_rounds,
+                progress_interval=self._progress_interval,
+                input_handler=input_handler,
             )
             connection = await stack.enter_async_context(self.transport.connect(session))
             # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
             stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
             session.attach(connection)
             self._session = session
-            self._identity = await self._start_session(session)
+            self._runner = runner
+            self._identity = await self._start_session(runner)
         except BaseException as exc:
             self._stack = None
             # Close without handing the error to the task group, which would wrap it in an exception group.
@@ -164,31 +175,19 @@ class Client:
             raise
         return self
 
-    async def _start_session(self, session: Session) -> ServerIdentity:
+    async def _start_session(self, runner: CallRunner) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
-            key = self.transport.era_cache_key if self.protocol == "auto" else None
-            known = ERA_CACHE.get(key)
-            if known is not None:
-                try:
-                    return await self._negotiate(session, known)
-                except MCPClientError as exc:  # the server changed since: find out again
-                    logger.info("the remembered protocol %s no longer works (%s); probing again", known, exc)
-                    ERA_CACHE.forget(key)
-            identity = await self._negotiate(session, self.protocol)
-            ERA_CACHE.remember(key, identity.era.version)
-            return identity
+            return await negotiate.start(
+                runner,
+                mode=self.protocol,
+                cache_key=self.transport.era_cache_key,
+                client_info=self.client_info,
+                capabilities=self._handlers.capabilities(),
+                probe_timeout=self._probe_timeout,
+            )
         assert scope.cancelled_caught
         raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
-
-    async def _negotiate(self, session: Session, mode: ProtocolMode) -> ServerIdentity:
-        return await negotiate(
-            session,
-            mode=mode,
-            client_info=self.client_info,
-            capabilities=self._handlers.capabilities(),
-            probe_timeout=self._probe_timeout,
-        )
 
     async def __aexit__(
         self,
@@ -222,6 +221,12 @@ class Client:
         return self._session
 
     @property
+    def _calls_runner(self) -> CallRunner:
+        if self._runner is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        return self._runner
+
+    @property
     def era(self) -> Era:
         """The protocol era in use."""
         era = self.session.era
@@ -246,7 +251,7 @@ class Client:
     @property
     def server_process_id(self) -> int | None:
         """The server's process id over stdio (None for other transports, or before connecting)."""
-        connection = self._session._connection if self._session is not None else None
+        connection = self._session.connection if self._session is not None else None
         return connection.process_id if connection is not None else None
 
     @property
@@ -272,7 +277,7 @@ class Client:
 
     def is_idempotent(self, tool: str) -> bool:
         """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
-        return _idempotent(self._annotations.get(tool))
+        return idempotent_hint(self._annotations.get(tool))
 
     async def request(
         self,
@@ -290,55 +295,29 @@ class Client:
         """
         started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
-        return await self._request(method, own_params, timeout, on_progress, retry, idempotent, started_at)
+        policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)
+        return await self._calls_runner.run(
+            method,
+            own_params,
+            policy=policy,
+            retry=retry_policy,
+            idempotent=idempotent,
+            headers=headers,
+            started_at=started_at,
+            on_progress=on_progress,
+            renew=self._renew_session,
+        )
 
-    async def _request(
-        self,
-        method: str,
-        params: JSONObject,
-        timeout: TimeoutArg,
-        on_progress: ProgressCallback | None,
-        retry: RetryArg,
-        idempotent: bool,
-        started_at: float,
-    ) -> JSONObject:
-        """:meth:`request` with ``params`` already the client's own (``call_tool`` builds a fresh dict anyway)."""
+    def _prepare(
+        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
+    ) -> tuple[TimeoutPolicy, RetryPolicy | None, dict[str, str] | None]:
+        """The call's policies and tool headers, after the meta hook saw ``params`` (the client's own dict)."""
         if self.meta_hook is not None:
             self.meta_hook(method, params)
         tool = params.get("name") if method == "tools/call" else None
         policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
         headers = self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None
-        for renewed in (False, True):
-            try:
-                # (keyword arguments spelled out, not a dict of options: this frame lives as long as the call)
-                if on_progress is None:
-                    return await self.session.request(
-                        method,
-                        params,
-                        policy=policy,
-                        retry=retry_policy,
-                        idempotent=idempotent,
-                        budget=self.retry_budget,
-                        max_rounds=self.max_input_rounds,
-                        headers=headers,
-                        started_at=started_at,
-                    )
-                options = {
-                    "policy": policy,
-                    "retry": retry_policy,
-                    "idempotent": idempotent,
-                    "budget": self.retry_budget,
-                    "max_rounds": self.max_input_rounds,
-                    "headers": headers,
-                    "started_at": started_at,
-                }
-                return await self._request_with_progress(method, params, on_progress, options)
-            except SessionExpired:
-                if renewed:
-                    raise
-                # The server ended our 2025-11-25 session before it saw the request: a new one, then once more.
-                await self._renew_session()
-        raise AssertionError("unreachable")
+        return policy, retry_policy, headers
 
     async def _renew_session(self) -> None:
         """Start a new session after the server ended ours; concurrent callers share one renewal."""
@@ -347,31 +326,8 @@ class Client:
             if generation != self._session_generation:
                 return  # another call already renewed it
             logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self.session)
+            self._identity = await self._start_session(self._calls_runner)
             self._session_generation += 1
-
-    async def _request_with_progress(
-        self, method: str, params: JSONObject, on_progress: ProgressCallback, options: dict[str, Any]
-    ) -> JSONObject:
-        """A request whose progress goes to a callback: once per batch of incoming messages if it is sync (asyncio),
-        else one update at a time in a task of its own."""
-        soon = SoonCallback.for_callback(on_progress, self._progress_interval, self.session.after_batch)
-        if soon is not None:
-            return await self.session.request(method, params, sink=soon, **options)
-        stream = ProgressStream(self._progress_interval)
-        pump = CallbackPump(stream, on_progress)
-        hard_deadline = _hard_deadline(options["policy"])
-        error: MCPClientError | None = None
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(pump.run)
-            try:
-                result = await self.session.request(method, params, sink=stream, **options)
-            except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
-                error = exc
-            pump.finish(succeeded=error is None, deadline=hard_deadline)
-        if error is not None:
-            raise error
-        return result
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if method == "notifications/tools/list_changed":
@@ -379,9 +335,8 @@ class Client:
 
     @property
     def _sends_tool_headers(self) -> bool:
-        """``Mcp-Param-*`` headers exist only on Streamable HTTP at 2026-07-28."""
-        http = sys.modules.get("mcp_client.transports.http")  # not loaded: this cannot be an HTTP transport
-        return http is not None and isinstance(self.transport, http.HttpTransport) and self.era.modern
+        """``Mcp-Param-*`` headers: where the era stamps them (2026-07-28) and the transport carries them (HTTP)."""
+        return self.transport.carries_headers and self.era.param_headers
 
     def _tool_headers(self, tool: str, arguments: object) -> dict[str, str] | None:
         params = self._header_params.get(tool)
@@ -433,12 +388,22 @@ class Client:
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
         """
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
-        params = _tool_params(name, arguments)
+        params = tool_params(name, arguments)
         for relisted in (False, True):
             try:
-                idempotent = self.is_idempotent(name)
-                result = await self._request("tools/call", params, timeout, on_progress, retry, idempotent, started_at)
-                return _tool_result(name, result, raise_on_error)
+                policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
+                result = await self._calls_runner.run(
+                    "tools/call",
+                    params,
+                    policy=policy,
+                    retry=retry_policy,
+                    idempotent=self.is_idempotent(name),
+                    headers=headers,
+                    started_at=started_at,
+                    on_progress=on_progress,
+                    renew=self._renew_session,
+                )
+                return tool_result(name, result, raise_on_error)
             except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:
                     raise
@@ -467,24 +432,22 @@ class Client:
         Leaving the ``async with`` block before the call ended cancels it.
         """
         policy, retry_policy = self.resolve(name, timeout=timeout, retry=retry)
-        params = _tool_params(name, arguments)
+        params = tool_params(name, arguments)
         if self.meta_hook is not None:
             self.meta_hook("tools/call", params)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         call = Call(
-            self.session,
+            self._calls_runner,
             self._task_group,
             "tools/call",
             params,
             policy=policy,
-            parse=lambda result: _tool_result(name, result, raise_on_error),
+            parse=lambda result: tool_result(name, result, raise_on_error),
             on_progress=on_progress,
             progress_interval=self._progress_interval,
             retry=retry_policy,
             idempotent=self.is_idempotent(name),
-            budget=self.retry_budget,
-            max_rounds=self.max_input_rounds,
             headers=self._tool_headers(name, arguments),
             renew_session=self._renew_session,
         )
@@ -524,63 +487,5 @@ class Client:
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout, idempotent=True)
         return parse_result("resources/read", result, mcp_types.ReadResourceResult)
 
-    async def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            params: JSONObject = {} if cursor is None else {"cursor": cursor}
-            page = parse_result(method, await self.request(method, params, timeout=timeout, idempotent=True), model)
-            yield page
-            cursor = getattr(page, "next_cursor", None)
-            if cursor is None:
-                return
-            if cursor in seen:
-                raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
-            seen.add(cursor)
-        raise ProtocolError(f"{method}: more than {_MAX_PAGES} pages")
-
-
-def _hard_deadline(policy: TimeoutPolicy) -> float:
-    """The latest moment a call starting now may end: its maximum, capped by the caller's own deadline."""
-    maximum = anyio.current_time() + policy.maximum if policy.maximum is not None else float("inf")
-    return min(maximum, anyio.current_effective_deadline())
-
-
-def _idempotent(hints: mcp_types.ToolAnnotations | None) -> bool:
-    return hints is not None and bool(hints.idempotent_hint or hints.read_only_hint)
-
-
-def _registry(policies: PolicyRegistry | None, retry_rules: Mapping[str, RetryPolicy | None] | None) -> PolicyRegistry:
-    """The client's rules: ``policies``, plus ``retry_rules`` (tool name or glob → retry policy) as tool rules."""
-    registry = policies if policies is not None else PolicyRegistry()
-    if not retry_rules:
-        return registry
-    tools = {pattern: PolicyLayer.of(retry=rule) for pattern, rule in retry_rules.items()}
-    tools.update(registry.tools)
-    return PolicyRegistry(server=registry.server, tools=tools, annotations=registry.annotations)
-
-
-def _tool_params(name: str, arguments: Mapping[str, Any] | None) -> JSONObject:
-    params: JSONObject = {"name": name}
-    if arguments is not None:
-        params["arguments"] = dict(arguments)
-    return params
-
-
-def _tool_result(name: str, result: JSONObject, raise_on_error: bool) -> mcp_types.CallToolResult:
-    parsed = parse_result("tools/call", result, mcp_types.CallToolResult)
-    if raise_on_error and parsed.is_error:
-        text = " ".join(block.text for block in parsed.content if isinstance(block, mcp_types.TextContent))
-        raise ToolError(f"tool {name!r} failed: {text or 'no details'}", result=parsed, method="tools/call")
-    return parsed
-
-
-def parse_result(method: str, result: JSONObject, model: type[ModelT]) -> ModelT:
-    """Check ``resultType`` and validate ``result`` as ``model``; anything off is a :class:`ProtocolError`."""
-    result_type = result.get("resultType")
-    if result_type not in (None, "complete"):  # input rounds were answered by the session before this point
-        raise ProtocolError(f"{method}: unknown resultType {result_type!r}", method=method)
-    try:
-        return model.model_validate(result)
-    except ValidationError as exc:
-        raise ProtocolError(f"{method}: the result is not a valid {model.__name__}: {exc}", method=method) from None
+    def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
+        return pages(method, model, lambda params: self.request(method, params, timeout=timeout, idempotent=True))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -36,8 +35,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
 
+from mcp_client._config_values import (
+    Attempts,
+    Duration,
+    Flag,
+    FlagOrNull,
+    Multiplier,
+    NonNegative,
+    Text,
+    is_number,
+    problem,
+    shown,
+)
 from mcp_client.registry import (
     NO_LIMITS,
     AnnotationKey,
@@ -95,74 +105,6 @@ class ConfigError(ValueError):
         super().__init__(message)
 
 
-def _fail(reason: str, **context: Any) -> PydanticCustomError:
-    return PydanticCustomError("mcp_config", reason, context)
-
-
-# -- value checks (BeforeValidators, so errors carry clean paths and our own words) ----------------------------
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _duration(value: object) -> float | None:
-    if value is None:
-        return None
-    if not _is_number(value) or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type, operator]
-        raise _fail("must be a positive number of seconds or null, got {value}", value=json.dumps(value))
-    return float(value)  # type: ignore[arg-type]
-
-
-def _non_negative(value: object) -> float:
-    if not _is_number(value) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
-        raise _fail("must be a number of seconds >= 0, got {value}", value=json.dumps(value))
-    return float(value)  # type: ignore[arg-type]
-
-
-def _multiplier(value: object) -> float:
-    if not _is_number(value) or not math.isfinite(value) or value < 1:  # type: ignore[arg-type, operator]
-        raise _fail("must be a number >= 1, got {value}", value=json.dumps(value))
-    return float(value)  # type: ignore[arg-type]
-
-
-def _attempts(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _fail("must be an integer >= 1, got {value}", value=json.dumps(value))
-    return value
-
-
-def _flag(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise _fail("must be true or false, got {value}", value=json.dumps(value))
-    return value
-
-
-def _flag_or_null(value: object) -> bool | None:
-    return None if value is None else _flag(value)
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise _fail("must be a string, got {value}", value=json.dumps(value))
-    return value
-
-
-def _json(value: object) -> str:
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-Duration = Annotated[float | None, BeforeValidator(_duration)]
-NonNegative = Annotated[float, BeforeValidator(_non_negative)]
-Multiplier = Annotated[float, BeforeValidator(_multiplier)]
-Attempts = Annotated[int, BeforeValidator(_attempts)]
-Flag = Annotated[bool, BeforeValidator(_flag)]
-FlagOrNull = Annotated[bool | None, BeforeValidator(_flag_or_null)]
-Text = Annotated[str, BeforeValidator(_text)]
-
 # -- the policy block (strict: unknown keys are errors) ---------------------------------------------------------
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -205,7 +147,7 @@ class RetryConfig(BaseModel):
 
 def _timeout_shorthand(data: Any) -> Any:
     """``"timeout": 30`` is short for ``"timeout": {"maximum": 30}`` (as ``timeout=30`` is for a call)."""
-    if isinstance(data, dict) and _is_number(data.get("timeout")):
+    if isinstance(data, dict) and is_number(data.get("timeout")):
         return {**data, "timeout": {"maximum": data["timeout"]}}
     return data
 
@@ -248,15 +190,15 @@ _ANNOTATION_ALIASES: dict[str, AnnotationKey] = {
 
 def _tool_pattern(value: object) -> str:
     if not isinstance(value, str) or not value:
-        raise _fail("a tool name or pattern must be a non-empty string")
+        raise problem("a tool name or pattern must be a non-empty string")
     return value
 
 
 def _annotation(value: object) -> str:
     if value not in _ANNOTATION_ALIASES:
-        raise _fail(
+        raise problem(
             "unknown annotation {key}; expected readOnlyHint, idempotentHint, destructiveHint or openWorldHint",
-            key=_json(value),
+            key=shown(value),
         )
     return str(value)
 
@@ -306,19 +248,19 @@ class ServerConfig(BaseModel):
     def _check_transport(self) -> ServerConfig:
         kind = self.type or self.transport
         if self.command is not None and self.url is not None:
-            raise _fail("has both 'command' (stdio) and 'url' (HTTP); give one")
+            raise problem("has both 'command' (stdio) and 'url' (HTTP); give one")
         if self.command is None and self.url is None:
-            raise _fail("needs 'command' (a stdio server) or 'url' (an HTTP server)")
+            raise problem("needs 'command' (a stdio server) or 'url' (an HTTP server)")
         if kind is not None:
             if kind == "sse":
-                raise _fail("transport 'sse' (HTTP+SSE, 2024-11-05) is not supported; use streamable HTTP")
+                raise problem("transport 'sse' (HTTP+SSE, 2024-11-05) is not supported; use streamable HTTP")
             if kind not in _HTTP_TYPES | _STDIO_TYPES:
-                raise _fail("unknown transport {kind}; expected 'stdio' or 'http'", kind=json.dumps(kind))
+                raise problem("unknown transport {kind}; expected 'stdio' or 'http'", kind=json.dumps(kind))
             if (kind in _STDIO_TYPES) != (self.command is not None):
                 needs = "'command'" if kind in _STDIO_TYPES else "'url'"
-                raise _fail("transport {kind} needs {needs}", kind=json.dumps(kind), needs=needs)
+                raise problem("transport {kind} needs {needs}", kind=json.dumps(kind), needs=needs)
         if self.command is not None and not self.command:
-            raise _fail("'command' must not be empty")
+            raise problem("'command' must not be empty")
         return self
 
     def transport_spec(self) -> Transport:
@@ -333,9 +275,9 @@ class ServerConfig(BaseModel):
 
 def _server_name(value: object) -> str:
     if not isinstance(value, str) or not value:
-        raise _fail("a server name must be a non-empty string")
+        raise problem("a server name must be a non-empty string")
     if "/" in value:
-        raise _fail("a server name must not contain '/' (tools are addressed as 'server/tool')")
+        raise problem("a server name must not contain '/' (tools are addressed as 'server/tool')")
     return value
 
 
@@ -352,7 +294,7 @@ class GroupConfig(BaseModel):
         if not isinstance(data, dict):
             return data
         if "mcpServers" in data and "servers" in data:
-            raise _fail("give 'mcpServers' or 'servers', not both")
+            raise problem("give 'mcpServers' or 'servers', not both")
         if "mcpServers" not in data and "servers" in data:
             return {**data, "mcpServers": data["servers"]}
         return data
@@ -463,9 +405,9 @@ def _reason(error: Any, location: list[str]) -> str:
     if kind == "missing":
         return "is required"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be an object, got {_json(error.get('input'))}"
+        return f"must be an object, got {shown(error.get('input'))}"
     if kind == "list_type":
-        return f"must be a list, got {_json(error.get('input'))}"
+        return f"must be a list, got {shown(error.get('input'))}"
     message: str = error["msg"]
     return message.removeprefix("Value error, ")
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_client.errors import InvalidParams, MethodNotFound
 
-__all__ = ["ElicitationHandler", "InputHandlers", "RootsHandler", "SamplingHandler"]
+__all__ = ["ElicitationHandler", "InputHandler", "InputHandlers", "RootsHandler", "SamplingHandler"]
 
 ElicitationHandler: TypeAlias = Callable[[mcp_types.ElicitRequestParams], Awaitable[mcp_types.ElicitResult]]
 """Asks the user to fill a form (or to open a URL) and returns their answer."""
@@ -28,6 +28,10 @@ SamplingHandler: TypeAlias = Callable[[mcp_types.CreateMessageRequestParams], Aw
 """Runs the host's model on the server's messages."""
 RootsHandler: TypeAlias = Callable[[mcp_types.RequestParams], Awaitable[mcp_types.ListRootsResult]]
 """Lists the roots (``file://`` folders) the host exposes."""
+InputHandler: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Answers what a server asks of the client (``elicitation/create``, ``sampling/createMessage``, ``roots/list``):
+``(method, params) -> result``. Raise :class:`~mcp_client.ServerError` to refuse. Serves 2025-11-25 server
+requests and 2026-07-28 input rounds alike (:meth:`InputHandlers.handle` is one)."""
 
 _ELICIT_PARAMS: TypeAdapter[mcp_types.ElicitRequestParams] = TypeAdapter(mcp_types.ElicitRequestParams)
 

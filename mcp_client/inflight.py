@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import anyio
 
-from mcp_client._waiter import new_waiter
+from mcp_client._waiter import Waiter
 from mcp_client.errors import Attempt, MCPClientError
 from mcp_client.policy import Deadline, ProgressTracker
 from mcp_client.progress import ProgressSink
@@ -117,13 +117,13 @@ class WireRequest:
 
     __slots__ = ("call", "done", "failure", "outcome", "request_id", "token", "written")
 
-    def __init__(self, request_id: int, token: str | None, call: CallState) -> None:
+    def __init__(self, request_id: int, token: str | None, call: CallState, waiter: Waiter) -> None:
         self.request_id = request_id
         self.token = token
         self.call = call
         self.written = False
         """True once the whole request has been handed to the transport."""
-        self.done = new_waiter()
+        self.done = waiter
         """Wakes the waiter: set when the request settles, poked when the call's clocks move (a pause ended)."""
         self.outcome: JSONObject | None = None
         self.failure: MCPClientError | None = None

@@ -11,7 +11,6 @@ messages the reader routes, with everything that arrived in that batch coalesced
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 import logging
@@ -187,12 +186,8 @@ class SoonCallback:
         cls, callback: ProgressCallback, min_interval: float | None, after_batch: AfterBatch
     ) -> SoonCallback | None:
         """A sink for ``callback`` if it can run this way, else ``None`` (use a :class:`CallbackPump`)."""
-        if min_interval or is_async_callable(callback):
-            return None
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # anyio runs on trio
-            return None
+        if min_interval or is_async_callable(callback) or not after_batch.can_defer:
+            return None  # (on trio nothing runs "on the loop's next turn": the pump's task it is)
         return cls(callback, after_batch)
 
     def offer(self, update: Progress) -> None:

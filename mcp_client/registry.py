@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, TypeAlias, get_args
@@ -44,7 +43,7 @@ import mcp_types
 
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryPolicy
-from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy, timeout_over
 
 __all__ = [
     "ANNOTATION_KEYS",
@@ -58,6 +57,7 @@ __all__ = [
     "RetryArg",
     "Unset",
     "annotation_flags",
+    "with_retry_rules",
 ]
 
 
@@ -372,6 +372,19 @@ class PolicyRegistry:
         )
 
 
+def with_retry_rules(
+    policies: PolicyRegistry | None, retry_rules: Mapping[str, RetryPolicy | None] | None
+) -> PolicyRegistry:
+    """A client's rules: ``policies``, plus ``retry_rules`` (tool name or glob → retry policy) as tool rules
+    (the rules of ``policies`` for the same pattern win)."""
+    registry = policies if policies is not None else PolicyRegistry()
+    if not retry_rules:
+        return registry
+    tools = {pattern: PolicyLayer.of(retry=rule) for pattern, rule in retry_rules.items()}
+    tools.update(registry.tools)
+    return PolicyRegistry(server=registry.server, tools=tools, annotations=registry.annotations)
+
+
 def _merge_retry(layers: Iterable[PolicyLayer], default: RetryPolicy | None) -> RetryPolicy | None:
     changes: dict[str, Any] = {}
     for layer in layers:
@@ -389,17 +402,9 @@ def _merge_retry(layers: Iterable[PolicyLayer], default: RetryPolicy | None) -> 
 def _call_timeout(resolved: TimeoutPolicy, call: TimeoutArg | PartialTimeout) -> TimeoutPolicy:
     if isinstance(call, UseClientDefault):
         return resolved
-    if call is None:
-        return TimeoutPolicy.unlimited()
-    if isinstance(call, TimeoutPolicy):
-        return call
     if isinstance(call, PartialTimeout):
         return call.apply(resolved)
-    if isinstance(call, int | float) and not isinstance(call, bool):
-        if math.isnan(call) or call <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {call!r}")
-        return resolved.replace(maximum=float(call))
-    raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {call!r}")
+    return timeout_over(resolved, call)
 
 
 def _call_retry(resolved: RetryPolicy | None, call: RetryArg) -> RetryPolicy | None:

@@ -1,21 +1,23 @@
-"""The session: request ids, the in-flight table, routing of what the server sends, and the timeout loop.
+"""The session is the wire of one connection: ids and tokens, the in-flight table, routing, late drops, events,
+and the cancellations that go out in the background.
 
-One :class:`Session` sits on one connection. :meth:`Session.request` runs one request from write to result under
-a :class:`~mcp_client.TimeoutPolicy`, driving the sans-IO :class:`~mcp_client.policy.Deadline`: the awaiting task
-sleeps until the deadline's next wake-up or until the answer lands, whichever is first, so progress never
-reschedules a timer. When a request ends without its answer (timeout, cancel, the caller's task cancelled), it
-leaves the table at once and its cancellation goes on the wire in the background, bounded, so the caller's error
-is never delayed by it.
+One :class:`Session` sits on one connection and owns its protocol era. It hands out each request of a call (a
+fresh id and progress token, :meth:`Session.open_request`), stamps and writes it, and takes it out of its tables
+when it ends; the life of the call around those requests (its deadline, attempts, input rounds, waiting) is the
+call room's (:mod:`mcp_client.calls`). When a request ends without its answer (timeout, cancel, the caller's task
+cancelled), it leaves the table at once and its cancellation goes on the wire in the background, bounded, so the
+caller's error is never delayed by it.
 
 The reader side (:meth:`on_message` and friends, called from the transport's reader task) never blocks: responses
 wake their waiter, progress is validated and handed to a latest-wins mailbox, anything for a request that already
-ended becomes a ``LateMessage`` event and nothing else.
+ended becomes a ``LateMessage`` event and nothing else. The server's own requests (2025-11-25) are answered by
+:mod:`mcp_client.server_requests`. May touch the policy core, the era, the connection's contract
+(``transports.base``) and the errors and events; never the call room, the client or a concrete transport.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,16 +27,11 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from mcp_client._backend import Backend, current_backend
 from mcp_client._batch import AfterBatch
-from mcp_client._clock import running_clock, timer_lead
 from mcp_client.errors import (
-    Attempt,
-    IdleTimeout,
-    MaxTimeout,
     MCPClientError,
     ProtocolError,
-    RequestCancelled,
-    ServerError,
     TransportError,
 )
 from mcp_client.events import (
@@ -45,45 +42,34 @@ from mcp_client.events import (
     ProgressAccepted,
     ProgressRejected,
     ProtocolViolation,
-    RequestFinished,
-    RequestSent,
-    RetryScheduled,
     ServerNotification,
     ServerStderr,
-    Slow,
-    TimedOut,
     TransportFailure,
 )
-from mcp_client.inflight import CANCELLED, CallState, RequestControl, WireRequest
-from mcp_client.input_rounds import InputHandler, answer_input_round, wants_input
+from mcp_client.handlers import InputHandler
+from mcp_client.inflight import CallState, WireRequest
 from mcp_client.policy import (
-    Deadline,
     Progress,
     ProgressTokens,
     ProgressVerdict,
     RequestIds,
-    TimeoutKind,
-    TimeoutPolicy,
 )
-from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
-from mcp_client.progress import ProgressSink
+from mcp_client.policy.ids import wire_id
+from mcp_client.policy.progress import finite_number
 from mcp_client.protocol.era import Era
+from mcp_client.server_requests import ServerRequests
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 
-__all__ = ["InputHandler", "RequestControl", "Session"]
+__all__ = ["Session"]
 
 logger = logging.getLogger("mcp_client.session")
 
-_INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-
 _RECENT_LIMIT = 4096
-_CALLER_SCOPE_GRACE = 0.05
-"""Seconds to wait, once the caller's own deadline has come, for the caller's cancel scope to cancel us."""
 _NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
 
 
 class Session:
-    """Requests and routing over one connection. Created and driven by :class:`~mcp_client.Client`."""
+    """Requests and routing over one connection. Created by :class:`~mcp_client.Client`, driven by the call room."""
 
     def __init__(
         self,
@@ -97,7 +83,6 @@ class Session:
         self._task_group = task_group
         self._emit = emit
         self._cancel_timeout = cancel_timeout
-        self._input_handler = input_handler
         self._on_notification_hook = on_notification
         self._ids = RequestIds()
         self._tokens = ProgressTokens()
@@ -110,11 +95,22 @@ class Session:
         self._cancels_pending = 0
         self._cancels_drained = anyio.Event()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
-        self._server_requests: dict[str, anyio.CancelScope] = {}
-        self._now: Callable[[], float] = anyio.current_time
-        self._timer_lead = 0.0
+        self._server_requests = ServerRequests(
+            task_group=task_group,
+            handler=input_handler,
+            waiting_on_a_person=self.waiting_on_a_person,
+            send_response=self._send_response,
+            send_timeout=cancel_timeout,
+        )
+        backend: Backend = current_backend()  # the backend's fast paths, looked up once
+        self._now: Callable[[], float] = backend.now
+        self.clock = backend.now
+        """The session's clock (the event loop's) as a plain function."""
+        self.timer_lead = backend.timer_lead
+        """Seconds a request's waiter sets its timer early (see :mod:`mcp_client._backend`)."""
+        self._new_waiter = backend.new_waiter
         self.era: Era | None = None
-        self.after_batch = AfterBatch()
+        self.after_batch = AfterBatch(backend.call_soon)
         """Work deferred until the messages read together have all been routed (sync progress callbacks)."""
         self.on_batch_begin = self.after_batch.open
         self.on_batch_end = self.after_batch.run
@@ -124,11 +120,33 @@ class Session:
     def attach(self, connection: Connection) -> None:
         """Use ``connection`` for every request from now on. Called inside the event loop."""
         self._connection = connection
-        self._now = running_clock()
-        self._timer_lead = timer_lead()
+
+    def use_era(self, era: Era) -> None:
+        """Speak ``era`` from now on (negotiation settles it; the session is the one owner of its connection's era)."""
+        self.era = era
+
+    @property
+    def connection(self) -> Connection | None:
+        """The connection in use (None before :meth:`attach`)."""
+        return self._connection
+
+    @property
+    def connected(self) -> bool:
+        """True once a connection is attached and an era is in use: requests may be opened."""
+        return self._connection is not None and self.era is not None
+
+    @property
+    def input_rounds(self) -> bool:
+        """Whether a result may ask for input (``input_required``) in this session's era."""
+        return self.era is not None and self.era.input_rounds
+
+    @property
+    def observed(self) -> bool:
+        """True when the host has an event hook: events are only built then."""
+        return self._emit is not None
 
     def now(self) -> float:
-        """The session's clock (the event loop's), as ``started_at`` of :meth:`request` takes it."""
+        """The session's clock (the event loop's), as the call runner's ``started_at`` takes it."""
         return self._now()
 
     @property
@@ -152,260 +170,53 @@ class Session:
                 self._cancels_drained = anyio.Event()
                 await self._cancels_drained.wait()
 
-    # -- calls ----------------------------------------------------------------------------------------------
+    # -- one request of a call ----------------------------------------------------------------------------------
 
-    async def request(
-        self,
-        method: str,
-        params: JSONObject,
-        *,
-        policy: TimeoutPolicy,
-        sink: ProgressSink | None = None,
-        control: RequestControl | None = None,
-        want_progress: bool = True,
-        retry: RetryPolicy | None = None,
-        idempotent: bool = False,
-        budget: RetryBudget | None = None,
-        max_rounds: int = 10,
-        headers: dict[str, str] | None = None,
-        started_at: float | None = None,
-    ) -> JSONObject:
-        """Run one call to its end and return its ``result`` object, or raise a typed error.
+    def open_request(self, call: CallState, *, want_token: bool) -> WireRequest:
+        """A new request of ``call`` on the wire: a fresh id (and progress token), in the tables from now on.
 
-        A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it
-        is safe), and rounds of input at 2026-07-28 (``input_required``). Each gets a fresh id and progress
-        token; all share one maximum, one progress stream and one error history. The maximum counts from
-        ``started_at`` (the caller's call, on :meth:`now`'s clock; default: now).
-
-        Raises:
-            IdleTimeout, MaxTimeout: a clock of ``policy`` ran out (the request is cancelled on the wire).
-            RequestCancelled: ``control.cancel()`` was called.
-            ServerError: the server answered with a JSON-RPC error.
-            TransportError: the channel failed; ``written`` says whether the request may have left.
-            ProtocolError: the answer was not a valid response.
+        Raises :class:`TransportError` (``written=False``) when the connection is already gone.
         """
-        if self._connection is None or self.era is None:
-            raise RuntimeError("the session is not connected")
-        now = self._now()
-        started = now if started_at is None else min(started_at, now)
-        deadline = Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
-        call = CallState(method, deadline, sink, headers)
-        if control is not None:
-            control.attach(call)
-        error: MCPClientError | None = None
-        succeeded = False
-        cancelled = False
-        try:
-            result = await self._drive(call, params, want_progress, retry, idempotent, budget, max_rounds)
-            succeeded = True
-            return result
-        except MCPClientError as exc:
-            now = self._now()
-            error = exc.with_context(
-                method=method,
-                request_ids=tuple(call.request_ids),
-                elapsed=call.deadline.elapsed(now),
-                last_progress=call.tracker.last_delivered,
-            )
-            error.attempts = tuple(call.attempts) or (
-                Attempt(_last(call.request_ids), error, call.deadline.started_at, now),
-            )
-            raise error from None
-        except anyio.get_cancelled_exc_class():
-            cancelled = True
-            raise
-        finally:
-            call.deadline.finish()
-            call.tracker.finish()
-            if sink is not None:
-                sink.close(drain=succeeded)
-            if self._emit is not None:
-                elapsed = call.deadline.elapsed(self._now())
-                self.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
-
-    async def _drive(
-        self,
-        call: CallState,
-        params: JSONObject,
-        want_progress: bool,
-        retry: RetryPolicy | None,
-        idempotent: bool,
-        budget: RetryBudget | None,
-        max_rounds: int,
-    ) -> JSONObject:
-        attempt = 0
-        rounds = 0
-        round_params = params
-        while True:
-            attempt += 1
-            started = self._now()
-            try:
-                result = await self._attempt(call, round_params, want_progress, attempt)
-            except MCPClientError as exc:
-                now = self._now()
-                call.attempts.append(Attempt(_last(call.request_ids), exc, started, now))
-                if retry is None or call.cancel_reason is not None or self._closed is not None:
-                    raise  # (a connection that is gone will not come back for a retry)
-                decision = decide(
-                    exc,
-                    policy=retry,
-                    attempt=attempt,
-                    idempotent=idempotent,
-                    now=now,
-                    hard_deadline=call.deadline.hard_deadline(now),
-                    budget=budget,
-                )
-                if not decision.retry:
-                    raise
-                self.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, exc))
-                await self._cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
-                await self._wait_between_attempts(call, decision.delay)
-                call.tracker.restart_attempt()
-                continue
-            if budget is not None:
-                budget.record_success()
-            if not wants_input(call.method, result, modern=self.era is not None and self.era.modern):
-                return result
-            rounds += 1
-            if rounds > max_rounds:
-                raise ProtocolError(f"{call.method}: the server asked for input more than {max_rounds} times")
-            with self.waiting_on_a_person([call]):
-                round_params = await answer_input_round(call, params, result, self._input_handler)
-            call.tracker.restart_attempt()
-            attempt = 0
-
-    async def _attempt(self, call: CallState, params: JSONObject, want_progress: bool, attempt: int) -> JSONObject:
-        connection = self._connection
-        era = self.era
-        assert connection is not None
-        assert era is not None
-        if call.cancel_reason is not None:
-            raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
         if self._closed is not None:
             raise TransportError(self._closed.message, written=False)
         request_id = self._ids.allocate()
-        policy = call.deadline.policy
-        # A token whenever its progress matters: to reset idle, or for a consumer. Not only when a callback exists.
-        wants_token = want_progress and (call.sink is not None or policy.idle is not None)
-        token = self._tokens.allocate() if wants_token else None
-        request = WireRequest(request_id, token, call)
+        token = self._tokens.allocate() if want_token else None
+        request = WireRequest(request_id, token, call, self._new_waiter())
         call.request_ids.append(request_id)
         call.current = request
         self._in_flight[request_id] = request
         if token is not None:
             self._by_token[token] = request
-        try:
-            # Built in the call, not kept in a local: the message is garbage once written, not held for the wait.
-            await self._send(connection, request, _message(era, request, params), attempt)
-            # The wait is inline, not a method of its own: one coroutine frame less per call in flight.
-            deadline = call.deadline
-            while True:
-                now = self._now()
-                if not request.settled:
-                    wake = deadline.next_wakeup(now)
-                    if wake - now > self._timer_lead:
-                        await request.done.wait(wake - self._timer_lead)  # also woken by nudge() when clocks move
-                        continue
-                    if wake > now:
-                        await anyio.lowlevel.checkpoint()  # the last stretch before a clock runs out (timer_lead)
-                        continue
-                if request.failure is not None:
-                    raise request.failure
-                if request.outcome is not None:
-                    return self._unwrap(request)
-                kind = self._clock_out(request, now)
-                if kind is TimeoutKind.CALLER:
-                    # The caller's own scope cancels us: give its timer the moment it may fire after ours (timers
-                    # are set early here, and the loop's selector rounds). Past that, the scope is shielded from us.
-                    await anyio.sleep(_CALLER_SCOPE_GRACE)
-                    kind = TimeoutKind.MAXIMUM  # only reached if that scope was shielded from us: a hard stop anyway
-                if kind is not None:
-                    raise self._timed_out(request, kind, now)
-        except anyio.get_cancelled_exc_class():
-            # (A failed write reports for itself, in TransportError.written, whether anything left.)
-            if request.written and request.outcome is None:
-                self._abandon(request, "cancelled by the caller")
-            elif request.outcome is not None and request.outcome is not CANCELLED:
-                # The answer crossed the caller's cancellation: it came before this task resumed, and is dropped.
-                self.emit(LateMessage(request.request_id, "response", None, request.outcome))
-            raise
-        finally:
-            call.current = None
-            self._forget(request)
-            connection.release(request_id)
+        return request
 
-    async def _send(self, connection: Connection, request: WireRequest, message: JSONObject, attempt: int) -> None:
-        """Write the request, bounded by the call's hard deadline (a server that stops reading cannot hold us)."""
-        deadline = request.call.deadline
-        if len(request.call.request_ids) > 1 or deadline.caller_deadline == -math.inf:
-            # A caller cancelled before the write: nothing goes out. (Before a call's first write there was no
-            # await since request() read the caller's scopes, where -inf says one was cancelled: no need to look.)
-            await anyio.lowlevel.checkpoint_if_cancelled()
-        if request.call.headers is None and connection.try_send_request(message):
-            request.written = True
-        else:
-            with anyio.CancelScope(deadline=deadline.hard_deadline(self._now())):
-                await connection.send_request(message, headers=request.call.headers)
-                request.written = True
-        if not request.written:
-            # The write itself outlived the maximum: the request may be half-written, so it counts as written.
-            await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
-            self._abandon(request, "maximum timeout passed while sending")
-            raise self._timeout(request, TimeoutKind.MAXIMUM, self._now())
-        deadline.mark_sent(self._now())
-        if self._emit is not None:
-            ids = request.call.request_ids
-            previous = ids[-2] if len(ids) > 1 else None
-            target = _target_of(message.get("params"))
-            self.emit(RequestSent(request.request_id, request.method, request.token, attempt, target, previous))
+    def message(self, request: WireRequest, params: JSONObject) -> JSONObject:
+        """The JSON-RPC request for ``request``: a copy of ``params`` stamped with the era's ``_meta`` and the token."""
+        era = self.era
+        assert era is not None
+        stamped = era.stamp(dict(params), request.token)
+        return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
 
-    def _clock_out(self, request: WireRequest, now: float) -> TimeoutKind | None:
-        """Which clock of the call ran out at ``now``, if any; reports ``Slow`` the first time it applies."""
-        deadline = request.call.deadline
-        if deadline.take_slow(now):
-            self.emit(Slow(request.request_id, request.method, deadline.elapsed(now)))
-        return deadline.expired(now)
+    def try_write(self, message: JSONObject) -> bool:
+        """Write a request at once if that cannot block (see :meth:`Connection.try_send_request`)."""
+        assert self._connection is not None
+        return self._connection.try_send_request(message)
 
-    def _timed_out(self, request: WireRequest, kind: TimeoutKind, now: float) -> MCPClientError:
-        """Report the timeout, cancel the request on the wire (in the background) and return the error to raise."""
-        deadline = request.call.deadline
-        if self._emit is not None:
-            self.emit(TimedOut(request.request_id, request.method, kind, deadline.elapsed(now)))
-        self._abandon(request, _timeout_reason(kind, deadline.policy))
-        return self._timeout(request, kind, now)
+    async def write(self, message: JSONObject, headers: dict[str, str] | None) -> None:
+        """Write a request (the caller bounds the wait)."""
+        assert self._connection is not None
+        await self._connection.send_request(message, headers=headers)
 
-    def _unwrap(self, request: WireRequest) -> JSONObject:
-        outcome = request.outcome
-        assert outcome is not None
-        if outcome is CANCELLED:
-            reason = request.call.cancel_reason or "cancelled by the client"
-            self._abandon(request, reason)
-            raise RequestCancelled(f"{request.method} was cancelled: {reason}", reason=reason)
-        if "error" in outcome:
-            error = outcome["error"]
-            if not isinstance(error, dict):
-                raise ProtocolError(f"{request.method}: the error member of the response is not an object")
-            raise ServerError.from_error(error)
-        result = outcome.get("result")
-        if not isinstance(result, dict):
-            raise ProtocolError(f"{request.method}: the response has no result object")
-        return result
+    def close_request(self, request: WireRequest) -> None:
+        """The request's wait is over: out of the tables, and the connection frees what it held for it."""
+        request.call.current = None
+        self._forget(request)
+        if self._connection is not None:
+            self._connection.release(request.request_id)
 
-    def _timeout(self, request: WireRequest, kind: TimeoutKind, now: float) -> MCPClientError:
-        policy = request.call.deadline.policy
-        if kind is TimeoutKind.IDLE:
-            return IdleTimeout(
-                f"{request.method}: no sign of life from the server for {policy.idle:g} s", timeout=policy.idle
-            )
-        limit = policy.maximum if policy.maximum is not None else request.call.deadline.elapsed(now)
-        return MaxTimeout(f"{request.method}: the {limit:g} s maximum passed", timeout=limit)
-
-    async def _wait_between_attempts(self, call: CallState, delay: float) -> None:
-        """Back off before a retry; a cancel through the call's control ends the wait (and the call)."""
-        with anyio.move_on_after(delay):
-            await call.cancelled.wait()
-        if call.cancel_reason is not None:
-            raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+    def drop_crossed_answer(self, request: WireRequest) -> None:
+        """The answer crossed the caller's cancellation (it came before the cancelled task resumed): dropped."""
+        assert request.outcome is not None
+        self.emit(LateMessage(request.request_id, "response", None, request.outcome))
 
     # -- waiting on a person ----------------------------------------------------------------------------------
 
@@ -435,15 +246,14 @@ class Session:
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 
-    def _abandon(self, request: WireRequest, reason: str) -> None:
+    def abandon(self, request: WireRequest, reason: str) -> None:
         """The request ends without its answer: stop routing to it and cancel it on the wire, at once if that
         cannot block (a stdio line), else in the background."""
         self._forget(request)
         if request.method in _NOT_CANCELLABLE or self._connection is None or self._closed is not None:
             return
-        modern = self.era is not None and self.era.modern
         try:  # a line that fits in the pipe goes now, before the caller even sees the error
-            how = self._connection.try_cancel(request.request_id, reason, modern=modern)
+            how = self._connection.try_cancel(request.request_id, reason)
         except TransportError as exc:
             logger.debug("could not cancel request %s: %s", request.request_id, exc)
             return
@@ -455,11 +265,10 @@ class Session:
         self._task_group.start_soon(self._send_cancel, self._connection, request.request_id, reason)
 
     async def _send_cancel(self, connection: Connection, request_id: int, reason: str) -> None:
-        modern = self.era is not None and self.era.modern
         try:
             with anyio.move_on_after(self._cancel_timeout):
                 try:
-                    how = await connection.cancel(request_id, reason, modern=modern)
+                    how = await connection.cancel(request_id, reason)
                 except TransportError as exc:
                     logger.debug("could not cancel request %s: %s", request_id, exc)
                     return
@@ -470,12 +279,16 @@ class Session:
             if not self._cancels_pending:
                 self._cancels_drained.set()
 
-    async def _cancel_written(self, request_id: int) -> None:
+    async def cancel_written(self, request_id: int) -> None:
         """Wait until the cancellation of ``request_id`` (if one is under way) has been written, bounded."""
         written = self._cancels_in_progress.get(request_id)
         if written is not None:
             with anyio.move_on_after(self._cancel_timeout):
                 await written.wait()
+
+    async def _send_response(self, message: JSONObject) -> None:
+        if self._connection is not None:
+            await self._connection.send_response(message)
 
     async def notify(self, method: str, params: JSONObject | None = None) -> None:
         """Send a notification (best effort: a transport failure raises :class:`TransportError`)."""
@@ -498,7 +311,11 @@ class Session:
             if not isinstance(method, str) or (params is not None and not isinstance(params, dict)):
                 self.emit(ProtocolViolation("a message with an invalid method or params", message))
             elif "id" in message:
-                self._on_server_request(message["id"], method, params or {})
+                if self.era is not None and not self.era.server_requests:
+                    # At 2026-07-28 servers must not send requests and clients never send responses.
+                    self.emit(ProtocolViolation(f"a {method!r} request from a 2026-07-28 server", None))
+                else:
+                    self._server_requests.accept(message["id"], method, params or {})
             elif method == "notifications/progress":
                 self._on_progress(params or {}, message)
             else:
@@ -508,7 +325,7 @@ class Session:
 
     def _on_response(self, message: JSONObject) -> None:
         raw_id = message["id"]
-        request_id = _as_int_id(raw_id)
+        request_id = wire_id(raw_id)
         request = self._in_flight.get(request_id) if request_id is not None else None
         if request is None:
             self._late_or_unknown(raw_id, request_id, message)
@@ -563,7 +380,7 @@ class Session:
         note = params.get("message")
         update = Progress(
             float(value),  # type: ignore[arg-type]
-            _finite_or_none(total),
+            finite_number(total),
             note if isinstance(note, str) else None,
         )
         if deliver and call.sink is not None:
@@ -574,56 +391,18 @@ class Session:
     def _on_notification(self, method: str, params: JSONObject) -> None:
         if method == "notifications/cancelled":
             # 2025-11-25: the server withdraws a request it made of us (an elicitation the user has not answered).
-            scope = self._server_requests.get(_request_key(params.get("requestId")))
-            if scope is not None:
-                scope.cancel()
+            self._server_requests.withdraw(params)
         if method == "notifications/message":
             logger.log(_log_level(params.get("level")), "server log: %s", params.get("data"))
         if self._on_notification_hook is not None:
             self._on_notification_hook(method, params)
         self.emit(ServerNotification(method, params))
 
-    def _on_server_request(self, request_id: Any, method: str, params: JSONObject) -> None:
-        if self.era is not None and self.era.modern:
-            # At 2026-07-28 servers must not send requests and clients never send responses.
-            self.emit(ProtocolViolation(f"a {method!r} request from a 2026-07-28 server", None))
-            return
-        self._task_group.start_soon(self._answer_server_request, request_id, method, params)
-
-    async def _answer_server_request(self, request_id: Any, method: str, params: JSONObject) -> None:
-        response: JSONObject = {"jsonrpc": "2.0", "id": request_id}
-        if method == "ping":
-            response["result"] = {}
-        elif self._input_handler is None or method not in _INPUT_REQUEST_METHODS:
-            response["error"] = {"code": -32601, "message": f"the client does not handle {method}"}
-        else:
-            key = _request_key(request_id)
-            with anyio.CancelScope() as scope:
-                self._server_requests[key] = scope
-                try:
-                    with self.waiting_on_a_person():
-                        response["result"] = await self._input_handler(method, params)
-                except ServerError as exc:
-                    response["error"] = {"code": exc.code, "message": exc.message}
-                except Exception:
-                    logger.exception("handler for the server's %s request failed", method)
-                    response["error"] = {"code": -32603, "message": "the client failed to handle the request"}
-                finally:
-                    self._server_requests.pop(key, None)
-            if scope.cancelled_caught:
-                return  # the server cancelled its request: it expects no response
-        if self._connection is not None:
-            with anyio.move_on_after(self._cancel_timeout):
-                try:
-                    await self._connection.send_response(response)
-                except TransportError as exc:
-                    logger.debug("could not answer the server's %s: %s", method, exc)
-
     def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:
         """A line that is not a message: report it; fail its request when it can be attributed to one."""
         logger.debug("invalid message from the server: %s", detail)
         self.emit(ProtocolViolation(detail, raw))
-        key = _as_int_id(request_id) if request_id is not None else None
+        key = wire_id(request_id) if request_id is not None else None
         request = self._in_flight.get(key) if key is not None else None
         if request is not None:
             request.settle({}, ProtocolError(f"{request.method}: the response could not be read: {detail}"))
@@ -631,7 +410,7 @@ class Session:
 
     def on_request_failed(self, request_id: RequestId, error: MCPClientError) -> None:
         """One request failed on its own channel (HTTP): that request fails, nothing else."""
-        key = _as_int_id(request_id)
+        key = wire_id(request_id)
         request = self._in_flight.get(key) if key is not None else None
         if isinstance(error, TransportError):
             self.emit(TransportFailure(request_id, error))
@@ -658,61 +437,10 @@ class Session:
         return self._closed
 
 
-def _last(request_ids: list[int]) -> int:
-    return request_ids[-1] if request_ids else 0
-
-
 def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     table[key] = value
     if len(table) > _RECENT_LIMIT:
         table.popitem(last=False)
-
-
-def _as_int_id(raw: object) -> int | None:
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 18:
-        return int(raw)
-    return None
-
-
-def _target_of(params: object) -> str | None:
-    """What a request is about: a tool or prompt name, a resource URI (for events and tracing)."""
-    if not isinstance(params, dict):
-        return None
-    target = params.get("name", params.get("uri"))
-    return target if isinstance(target, str) else None
-
-
-def _request_key(raw: object) -> str:
-    """A server's request id as a dict key: ids 7 and "7" are the same request."""
-    return str(raw)
-
-
-def _finite_or_none(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _message(era: Era, request: WireRequest, params: JSONObject) -> JSONObject:
-    """The JSON-RPC request for ``request``: a copy of ``params`` stamped with the era's ``_meta`` and the token."""
-    stamped = era.stamp(dict(params), request.token)
-    return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
-
-
-def _timeout_reason(kind: TimeoutKind, policy: TimeoutPolicy) -> str:
-    if kind is TimeoutKind.IDLE:
-        return f"idle timeout: no progress for {policy.idle:g} s"
-    if policy.maximum is not None and kind is TimeoutKind.MAXIMUM:
-        return f"maximum timeout of {policy.maximum:g} s passed"
-    return "the caller's deadline passed"
 
 
 def _log_level(level: object) -> int:

@@ -7,7 +7,22 @@ request can never be confused with a new one.
 
 from __future__ import annotations
 
-__all__ = ["RequestIds"]
+__all__ = ["RequestIds", "wire_id"]
+
+
+def wire_id(raw: object) -> int | None:
+    """A request id as read from the wire, as the integer this client would have issued, else ``None``.
+
+    Some peers echo ids as strings (``"7"``); JSON-RPC correlation treats them as the same id. Booleans (a JSON
+    ``true`` is no id), other strings and other types are never one of ours. The one parser of ids from the wire.
+    """
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 18:
+        return int(raw)
+    return None
 
 
 class RequestIds:
@@ -26,11 +41,5 @@ class RequestIds:
 
     def was_issued(self, request_id: object) -> bool:
         """True if ``request_id`` (as read from the wire) is one this allocator handed out."""
-        if isinstance(request_id, bool):
-            return False
-        if isinstance(request_id, str):
-            # Some peers echo ids as strings ("7"); JSON-RPC correlation treats them as the same id.
-            if not (request_id.isascii() and request_id.isdigit() and len(request_id) <= 18):
-                return False
-            request_id = int(request_id)
-        return isinstance(request_id, int) and 1 <= request_id < self._next
+        issued = wire_id(request_id)
+        return issued is not None and 1 <= issued < self._next

@@ -24,7 +24,20 @@ __all__ = [
     "ProgressTokens",
     "ProgressTracker",
     "ProgressVerdict",
+    "finite_number",
 ]
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` from the wire as a finite float, or ``None`` for anything else (booleans, ``NaN``, infinities,
+    integers too large for a float, non-numbers). The one finite check of numbers the server sends."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer JSON literal too large for a float
+        return None
+    return number if math.isfinite(number) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +108,8 @@ class ProgressTracker:
         """Decide on a raw ``progress`` value from the wire, without recording it."""
         if self._finished:
             return ProgressVerdict.FINISHED
-        if isinstance(progress, bool) or not isinstance(progress, int | float):
-            return ProgressVerdict.NOT_A_NUMBER
-        try:
-            value = float(progress)
-        except OverflowError:  # an integer JSON literal too large for a float
-            return ProgressVerdict.NOT_A_NUMBER
-        if not math.isfinite(value):
+        value = finite_number(progress)
+        if value is None:
             return ProgressVerdict.NOT_A_NUMBER
         if self._attempt_last is not None and value <= self._attempt_last:
             return ProgressVerdict.NOT_INCREASING

@@ -26,7 +26,7 @@ import enum
 import math
 from dataclasses import dataclass, field, replace
 
-__all__ = ["DEFAULT_TIMEOUT", "Deadline", "TimeoutKind", "TimeoutPolicy", "as_timeout_policy"]
+__all__ = ["DEFAULT_TIMEOUT", "Deadline", "TimeoutKind", "TimeoutPolicy", "as_timeout_policy", "timeout_over"]
 
 
 def _check_duration(name: str, value: float | None) -> None:
@@ -80,16 +80,23 @@ DEFAULT_TIMEOUT = TimeoutPolicy()
 """The client's policy when none is given: 60 s idle, 600 s maximum, 30 s to connect."""
 
 
-def as_timeout_policy(timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
-    """What a client-level ``timeout=`` means: a policy as it is, ``None`` for no limits, a number of seconds for
-    that maximum over the defaults."""
+def timeout_over(base: TimeoutPolicy, timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
+    """What a ``timeout=`` argument means over ``base``: a policy as it is, ``None`` for no limits, a number of
+    seconds for that maximum over ``base`` (its idle liveness kept). The one parser of ``timeout=`` values."""
     if timeout is None:
         return TimeoutPolicy.unlimited()
     if isinstance(timeout, TimeoutPolicy):
         return timeout
     if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-        return DEFAULT_TIMEOUT.replace(maximum=float(timeout))
+        if math.isnan(timeout) or timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        return base.replace(maximum=float(timeout))
     raise TypeError(f"timeout must be a TimeoutPolicy, a number of seconds, or None; got {timeout!r}")
+
+
+def as_timeout_policy(timeout: TimeoutPolicy | float | None) -> TimeoutPolicy:
+    """What a client-level ``timeout=`` means: :func:`timeout_over` the defaults."""
+    return timeout_over(DEFAULT_TIMEOUT, timeout)
 
 
 class TimeoutKind(enum.Enum):

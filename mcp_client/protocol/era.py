@@ -66,6 +66,22 @@ class Era:
         return params
 
     @property
+    def input_rounds(self) -> bool:
+        """May a result be ``input_required`` (the server asking for input within a request)? 2026-07-28 only."""
+        return self.modern
+
+    @property
+    def server_requests(self) -> bool:
+        """Does the server send requests of its own that the client answers? 2025-11-25 only: at 2026-07-28
+        servers must not, and clients never send responses."""
+        return not self.modern
+
+    @property
+    def param_headers(self) -> bool:
+        """Are ``Mcp-Param-*`` headers stamped from a tool's arguments (on a transport that carries headers)?"""
+        return self.modern
+
+    @property
     def name(self) -> str:
         """``"2026-07-28 (stateless)"`` or ``"2025-11-25 (initialize)"``, for humans."""
         return f"{self.version} ({'stateless' if self.modern else 'initialize'})"

@@ -11,13 +11,18 @@ The rule of the spec's backward-compatibility section, applied in order:
    cancelled on the wire). The fallback is never keyed to one error code.
 
 A transport failure during all this is a :class:`~mcp_client.ConnectError`.
+
+Negotiation owns the era's knowledge across connections too: :func:`start` consults the per-endpoint
+:data:`ERA_CACHE` first and keeps it up to date. It talks to the server through a :class:`Handshake` (requests,
+one notification, and the era to use from now on), so it knows nothing of the session or the call machinery
+behind it; the session is the one owner of the era of its connection.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import mcp_types
 from pydantic import ValidationError
@@ -25,6 +30,7 @@ from pydantic import ValidationError
 from mcp_client.errors import (
     ConnectError,
     HeaderMismatch,
+    MCPClientError,
     MissingClientCapability,
     ProtocolError,
     RequestTimeout,
@@ -34,14 +40,32 @@ from mcp_client.errors import (
 )
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.protocol.era import LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, Era
-from mcp_client.session import Session
+from mcp_client.transports.base import JSONObject
 
-__all__ = ["ERA_CACHE", "EraCache", "ProtocolMode", "ServerIdentity", "negotiate"]
+__all__ = ["ERA_CACHE", "EraCache", "Handshake", "ProtocolMode", "ServerIdentity", "negotiate", "start"]
 
 logger = logging.getLogger("mcp_client.protocol")
 
 ProtocolMode = Literal["auto"] | str
 """``"auto"`` (probe, then fall back), or one protocol version to use without probing for others."""
+
+
+class Handshake(Protocol):
+    """What negotiation needs of the connection it starts."""
+
+    async def request(
+        self, method: str, params: JSONObject, *, policy: TimeoutPolicy, want_progress: bool = True
+    ) -> JSONObject:
+        """Run one request (stamped for the era last given to :meth:`use_era`) and return its result."""
+        ...
+
+    async def notify(self, method: str, params: JSONObject | None = None) -> None:
+        """Send one notification."""
+        ...
+
+    def use_era(self, era: Era) -> None:
+        """Speak ``era`` from now on."""
+        ...
 
 
 class EraCache:
@@ -87,37 +111,67 @@ class ServerIdentity:
     instructions: str | None
 
 
+async def start(
+    handshake: Handshake,
+    *,
+    mode: ProtocolMode,
+    cache_key: str | None,
+    client_info: dict[str, Any],
+    capabilities: dict[str, Any],
+    probe_timeout: float,
+    cache: EraCache = ERA_CACHE,
+) -> ServerIdentity:
+    """Start the session: with the era remembered for ``cache_key`` (mode ``"auto"`` only) if there is one and it
+    still works, else by :func:`negotiate`; the era that worked is remembered."""
+    key = cache_key if mode == "auto" else None
+    known = cache.get(key)
+    if known is not None:
+        try:
+            return await negotiate(
+                handshake, mode=known, client_info=client_info, capabilities=capabilities, probe_timeout=probe_timeout
+            )
+        except MCPClientError as exc:  # the server changed since: find out again
+            logger.info("the remembered protocol %s no longer works (%s); probing again", known, exc)
+            cache.forget(key)
+    identity = await negotiate(
+        handshake, mode=mode, client_info=client_info, capabilities=capabilities, probe_timeout=probe_timeout
+    )
+    cache.remember(key, identity.era.version)
+    return identity
+
+
 async def negotiate(
-    session: Session,
+    handshake: Handshake,
     *,
     mode: ProtocolMode,
     client_info: dict[str, Any],
     capabilities: dict[str, Any],
     probe_timeout: float,
 ) -> ServerIdentity:
-    """Settle the era with the server behind ``session`` and return what it said about itself."""
+    """Settle the era with the server behind ``handshake`` and return what it said about itself."""
     try:
         if mode in LEGACY_VERSIONS:
-            return await _initialize(session, mode, client_info, capabilities)
+            return await _initialize(handshake, mode, client_info, capabilities)
         if mode != "auto" and mode not in MODERN_VERSIONS:
             raise ValueError(
                 f"unknown protocol version {mode!r}; use 'auto' or one of {MODERN_VERSIONS + LEGACY_VERSIONS}"
             )
-        return await _probe(session, mode, client_info, capabilities, probe_timeout)
+        return await _probe(handshake, mode, client_info, capabilities, probe_timeout)
     except TransportError as exc:
         raise ConnectError(f"the connection failed while starting the session: {exc}") from exc
 
 
 async def _probe(
-    session: Session, mode: str, client_info: dict[str, Any], capabilities: dict[str, Any], probe_timeout: float
+    handshake: Handshake, mode: str, client_info: dict[str, Any], capabilities: dict[str, Any], probe_timeout: float
 ) -> ServerIdentity:
     version = MODERN_VERSIONS[0] if mode == "auto" else mode
     # A person signing in (OAuth) while the probe waits does not use up its time.
     policy = TimeoutPolicy(idle=None, maximum=probe_timeout, connect=None, pause_maximum=True)
     for _attempt in range(2):
-        session.era = Era(version, modern=True, client_info=client_info, capabilities=capabilities)
+        era = Era(version, modern=True, client_info=client_info, capabilities=capabilities)
+        handshake.use_era(era)
         try:
-            result = await session.request("server/discover", {}, policy=policy, want_progress=False)
+            result = await handshake.request("server/discover", {}, policy=policy, want_progress=False)
         except UnsupportedProtocolVersion as exc:
             mutual = [v for v in MODERN_VERSIONS if v in exc.supported]
             if mutual and (mutual[0] != version or _attempt == 0):
@@ -125,25 +179,25 @@ async def _probe(
                 version = mutual[0]
                 continue
             if any(v in LEGACY_VERSIONS for v in exc.supported) and mode == "auto":
-                return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+                return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
             raise ConnectError(
                 f"the server supports protocol versions {exc.supported}, none of which this client speaks"
             ) from exc
         except (HeaderMismatch, MissingClientCapability) as exc:
             logger.debug("discover answered with a modern error (%s): a modern server", exc)
-            return ServerIdentity(session.era, None, mcp_types.ServerCapabilities(), None)
+            return ServerIdentity(era, None, mcp_types.ServerCapabilities(), None)
         except (ServerError, RequestTimeout, ProtocolError) as exc:
             # Any other error (a transport failure, a refused sign-in) is no sign of a legacy server: it propagates.
             if mode != "auto":
                 raise
             logger.debug("discover failed (%s): falling back to initialize", exc)
-            return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
-        return await _adopt_discover_result(session, result, mode, client_info, capabilities)
+            return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
+        return await _adopt_discover_result(handshake, result, mode, client_info, capabilities)
     raise ConnectError("the server kept rejecting the protocol version it named as supported")
 
 
 async def _adopt_discover_result(
-    session: Session, result: dict[str, Any], mode: str, client_info: dict[str, Any], capabilities: dict[str, Any]
+    handshake: Handshake, result: dict[str, Any], mode: str, client_info: dict[str, Any], capabilities: dict[str, Any]
 ) -> ServerIdentity:
     try:
         discovered = mcp_types.DiscoverResult.model_validate(result)
@@ -151,23 +205,24 @@ async def _adopt_discover_result(
         if mode != "auto":
             raise ConnectError("the server's answer to server/discover is not a DiscoverResult") from None
         logger.debug("discover answered with something else (%r): falling back to initialize", result)
-        return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+        return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
     mutual = [v for v in MODERN_VERSIONS if v in discovered.supported_versions]
     if not mutual:
         if mode == "auto" and any(v in LEGACY_VERSIONS for v in discovered.supported_versions):
-            return await _initialize(session, LEGACY_VERSIONS[0], client_info, capabilities)
+            return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
         raise ConnectError(f"the server supports protocol versions {discovered.supported_versions}, none of ours")
-    session.era = Era(mutual[0], modern=True, client_info=client_info, capabilities=capabilities)
-    return ServerIdentity(session.era, _server_info(discovered.meta), discovered.capabilities, discovered.instructions)
+    era = Era(mutual[0], modern=True, client_info=client_info, capabilities=capabilities)
+    handshake.use_era(era)
+    return ServerIdentity(era, _server_info(discovered.meta), discovered.capabilities, discovered.instructions)
 
 
 async def _initialize(
-    session: Session, version: str, client_info: dict[str, Any], capabilities: dict[str, Any]
+    handshake: Handshake, version: str, client_info: dict[str, Any], capabilities: dict[str, Any]
 ) -> ServerIdentity:
-    session.era = Era(version, modern=False)
+    handshake.use_era(Era(version, modern=False))
     params = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": client_info}
     policy = TimeoutPolicy(idle=None, maximum=None, connect=None)  # bounded by the connect budget around us
-    result = await session.request("initialize", params, policy=policy, want_progress=False)
+    result = await handshake.request("initialize", params, policy=policy, want_progress=False)
     try:
         initialized = mcp_types.InitializeResult.model_validate(result)
     except ValidationError as exc:
@@ -176,9 +231,10 @@ async def _initialize(
         raise ConnectError(
             f"the server chose protocol version {initialized.protocol_version!r}, which this client does not speak"
         )
-    session.era = Era(initialized.protocol_version, modern=False)
-    await session.notify("notifications/initialized")
-    return ServerIdentity(session.era, initialized.server_info, initialized.capabilities, initialized.instructions)
+    era = Era(initialized.protocol_version, modern=False)
+    handshake.use_era(era)
+    await handshake.notify("notifications/initialized")
+    return ServerIdentity(era, initialized.server_info, initialized.capabilities, initialized.instructions)
 
 
 def _server_info(meta: dict[str, Any] | None) -> mcp_types.Implementation | None:

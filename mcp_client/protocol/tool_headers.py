@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
-from mcp_client.transports._http_headers import encode_header_value
+from mcp_client.protocol.header_values import encode_header_value
 
 __all__ = [
     "ANNOTATION",

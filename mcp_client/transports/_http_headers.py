@@ -3,21 +3,20 @@
 At 2026-07-28 every POST repeats parts of its body in headers (``MCP-Protocol-Version``, ``Mcp-Method``,
 ``Mcp-Name``) so that gateways can route without parsing JSON; the server rejects a POST whose headers do not match
 its body (``-32020``). A value that cannot travel as a plain header (non-ASCII, control characters, leading or
-trailing whitespace), or that would be mistaken for an encoded one, is sent as ``=?base64?<base64 of UTF-8>?=``.
+trailing whitespace), or that would be mistaken for an encoded one, is sent as ``=?base64?<base64 of UTF-8>?=``
+(:func:`~mcp_client.protocol.header_values.encode_header_value`, a protocol fact shared with the tool headers).
 """
 
 from __future__ import annotations
 
-import base64
-import re
 from typing import Any
 
 from mcp_client.protocol.era import PROTOCOL_VERSION_KEY
+from mcp_client.protocol.header_values import encode_header_value
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["encode_header_value", "modern_version", "routing_name"]
 
-_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL | re.IGNORECASE)
 _NAME_PARAM = {
     "tools/call": "name",
     "prompts/get": "name",
@@ -26,19 +25,6 @@ _NAME_PARAM = {
     "tasks/update": "taskId",
     "tasks/cancel": "taskId",
 }
-
-
-def encode_header_value(value: str) -> str:
-    """``value`` as-is when it is a safe plain header value, else ``=?base64?...?=`` of its UTF-8 bytes.
-
-    Safe: visible ASCII and inner spaces, and not itself shaped like an encoded value (a plain ``=?base64?...?=``
-    would be decoded by the server, so it is encoded too). A tab counts as a control character, as the conformance
-    suite and the reference SDK treat it, although RFC 9110 would allow it inside a field value.
-    """
-    plain = all(" " <= char <= "~" for char in value) and value == value.strip(" ")
-    if plain and _SENTINEL.fullmatch(value) is None:
-        return value
-    return "=?base64?" + base64.b64encode(value.encode()).decode("ascii") + "?="
 
 
 def modern_version(message: JSONObject) -> str | None:

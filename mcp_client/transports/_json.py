@@ -1,4 +1,8 @@
-"""Parsing incoming messages: :func:`loads` is ``json.loads`` for UTF-8 bytes, minus its per-call regex passes.
+"""JSON on the wire, both ways: :func:`dumps` writes every message of every transport; :func:`loads` is
+``json.loads`` for UTF-8 bytes, minus its per-call regex passes.
+
+Messages are written compact, in UTF-8 (non-ASCII characters are not escaped) and without ``NaN`` or
+infinities, which are not JSON (``ValueError`` instead).
 
 ``json.loads`` spends more time skipping whitespace around the value (two regex matches) and sniffing the byte
 encoding than the C scanner spends on a small message. MCP messages are UTF-8 (RFC 8259 for JSON on the wire; the
@@ -10,9 +14,12 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["loads"]
+__all__ = ["dumps", "loads"]
 
 _scan = json.JSONDecoder().raw_decode
+
+dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+"""The compact JSON text of a message (``ValueError`` for ``NaN`` or infinities, ``TypeError`` for non-JSON)."""
 
 
 def loads(raw: bytes | str) -> object:

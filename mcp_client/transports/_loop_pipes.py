@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 
 import anyio
 import anyio.abc
 
+from mcp_client._backend import current_backend
 from mcp_client.transports.base import MessageHandler
 from mcp_client.transports.stream import LineSplitter, batch_hooks
 
@@ -140,13 +140,7 @@ class ChildPipes:
     @classmethod
     def open(cls) -> ChildPipes | None:
         """New pipes when this runs on asyncio under POSIX, else ``None`` (use anyio's process streams)."""
-        if sys.platform == "win32":
-            return None
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # anyio runs on trio
-            return None
-        return cls()
+        return cls() if current_backend().drives_pipes else None
 
     def spawned(self) -> None:
         """The child holds its copies of its ends now; ours must go, or end of input would never be seen."""

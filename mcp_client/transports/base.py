@@ -3,8 +3,9 @@
 A :class:`Transport` is a recipe (what users pass to ``Client``: ``stdio(...)``, ``http(...)``); connecting it
 yields a :class:`Connection`, which owns the bytes, processes and sockets. Incoming traffic goes to a
 :class:`MessageHandler` (the session), which routes it by id and token. A connection never interprets MCP beyond
-what its framing needs; the protocol era is handed to it only where the wire form of an act differs by era
-(how a cancellation looks).
+what its framing needs. The wire form of a cancellation is the connection's own: it knows what it sent (over
+Streamable HTTP at 2026-07-28 closing the response stream is the cancellation; elsewhere it is a
+``notifications/cancelled`` message), so nobody above it passes the era in or asks which transport it is.
 """
 
 from __future__ import annotations
@@ -63,14 +64,15 @@ class Connection(abc.ABC):
     async def send_response(self, message: JSONObject) -> None:
         """Answer a server-initiated request (2025-11-25 only)."""
 
-    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
         """Put the cancellation on the wire at once if that cannot block, and say how; ``None`` (the default):
         nothing was written, use :meth:`cancel`. Raises :class:`TransportError` like it."""
         return None
 
     @abc.abstractmethod
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        """Put a cancellation of ``request_id`` on the wire in the form this transport and era require."""
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        """Put a cancellation of ``request_id`` on the wire in the form this transport requires for the protocol era
+        the request was sent in."""
 
     def release(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook, a no-op by default
         """The request ended; free whatever the connection holds for it (an HTTP response stream)."""
@@ -92,6 +94,11 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def description(self) -> str:
         """A short human-readable name of the endpoint, for errors and logs."""
+
+    @property
+    def carries_headers(self) -> bool:
+        """True when each request can carry headers of its own (HTTP), so per-call ``Mcp-Param-*`` can be sent."""
+        return False
 
     @property
     def era_cache_key(self) -> str | None:

@@ -10,7 +10,6 @@ Cancellation is the same in both eras here: a ``notifications/cancelled`` messag
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 
@@ -19,7 +18,7 @@ import anyio.abc
 
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
-from mcp_client.transports._json import loads
+from mcp_client.transports._json import dumps, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
@@ -31,12 +30,11 @@ DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Largest message accepted from a server, in bytes (32 MiB)."""
 
 _CHUNK = 65536
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def encode_message(message: JSONObject) -> bytes:
     """Compact JSON plus the newline that ends it. JSON escapes newlines inside strings, so one line each."""
-    return (_encode(message) + "\n").encode()
+    return (dumps(message) + "\n").encode()
 
 
 class LineSplitter:
@@ -186,7 +184,7 @@ class LineConnection(Connection):
     def try_send_request(self, message: JSONObject) -> bool:
         return self._try_write(message)
 
-    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
         return CancelMethod.NOTIFICATION if self._try_write(cancellation(request_id, reason)) else None
 
     def _try_write(self, message: JSONObject) -> bool:
@@ -211,7 +209,7 @@ class LineConnection(Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._write(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
         await self._write(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION
 

@@ -127,9 +127,9 @@ class _SlowCancelConnection(Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._inner.send_response(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
         await anyio.sleep(self._delay)
-        return await self._inner.cancel(request_id, reason, modern=modern)
+        return await self._inner.cancel(request_id, reason)
 
     def release(self, request_id: RequestId) -> None:
         self._inner.release(request_id)

@@ -117,8 +117,8 @@ class _FailingConnection(Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._inner.send_response(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        return await self._inner.cancel(request_id, reason, modern=modern)
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        return await self._inner.cancel(request_id, reason)
 
     def release(self, request_id: RequestId) -> None:
         self._inner.release(request_id)

@@ -53,7 +53,7 @@ async def test_a_modern_cancel_shuts_the_socket_before_returning(pair: tuple[soc
         scope = anyio.CancelScope()
         connection._streams[7] = scope
         connection._open_responses[7] = _NetworkStream(ours)
-        assert connection.try_cancel(7, "timed out", modern=True) is CancelMethod.STREAM_CLOSE
+        assert connection.try_cancel(7, "timed out") is CancelMethod.STREAM_CLOSE
         assert server.recv(100) == b""  # end of stream, already: no await happened since the call
         assert scope.cancel_called
         assert connection._open_responses == {}
@@ -75,7 +75,8 @@ async def test_a_legacy_cancel_is_left_to_the_posted_notification(pair: tuple[so
         connection = await _connection(client, task_group)
         connection._streams[9] = anyio.CancelScope()
         connection._open_responses[9] = _NetworkStream(ours)
-        assert connection.try_cancel(9, "timed out", modern=False) is None
+        connection._legacy = True  # a 2025-11-25 session: its initialize answer was adopted
+        assert connection.try_cancel(9, "timed out") is None
         with pytest.raises(BlockingIOError):
             server.recv(100)  # nothing happened yet: cancel() will POST and then release
 
@@ -85,4 +86,4 @@ async def test_a_stream_without_a_socket_is_left_alone() -> None:
         connection = await _connection(client, task_group)
         connection._streams[1] = anyio.CancelScope()
         connection._open_responses[1] = object()  # HTTP/2 or a mock transport: no socket to shut
-        assert connection.try_cancel(1, None, modern=True) is CancelMethod.STREAM_CLOSE
+        assert connection.try_cancel(1, None) is CancelMethod.STREAM_CLOSE

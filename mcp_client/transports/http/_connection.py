@@ -9,7 +9,6 @@ cancellation; at 2025-11-25 ``notifications/cancelled`` is POSTed as well.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 import anyio
@@ -19,12 +18,11 @@ from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
+from mcp_client.transports._json import dumps
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 from mcp_client.transports.http._reader import _RequestReader
 from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down
 from mcp_client.transports.stream import cancellation
-
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 class _HttpConnection(_RequestReader, Connection):
@@ -55,7 +53,7 @@ class _HttpConnection(_RequestReader, Connection):
 
     def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> httpx2.Request:
         try:
-            body = _encode(message).encode()
+            body = dumps(message).encode()
             headers = self._headers(message, extra)
             if timeout is None:
                 return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
@@ -125,17 +123,18 @@ class _HttpConnection(_RequestReader, Connection):
     async def send_response(self, message: JSONObject) -> None:
         await self._post(message)
 
-    async def cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod:
-        closed = self.try_cancel(request_id, reason, modern=modern)
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        closed = self.try_cancel(request_id, reason)
         if closed is not None:
             return closed
         self.release(request_id)
         await self._post(cancellation(request_id, reason))
         return CancelMethod.NOTIFICATION_AND_STREAM_CLOSE
 
-    def try_cancel(self, request_id: RequestId, reason: str | None, *, modern: bool) -> CancelMethod | None:
-        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting."""
-        if not modern:
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
+        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting. (Requests that
+        can be cancelled are sent once the era is settled: a legacy session is one whose ``initialize`` we adopted.)"""
+        if self._legacy:
             return None
         self.release(request_id)
         return CancelMethod.STREAM_CLOSE

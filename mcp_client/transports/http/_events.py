@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import anyio
 import httpx2
 
+from mcp_client.policy.ids import wire_id
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import JSONObject, RequestId
 from mcp_client.transports.http._state import (
@@ -20,7 +21,6 @@ from mcp_client.transports.http._state import (
     _blame,
     _body_chunks,
     _ConnectionState,
-    _same_id,
     logger,
 )
 
@@ -95,7 +95,7 @@ class _EventReader(_ConnectionState):
 
     def _deliver(self, request_id: RequestId, method: object, response: httpx2.Response, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
-        answers = "method" not in message and _same_id(message.get("id"), request_id)
+        answers = "method" not in message and wire_id(message.get("id")) == request_id
         if answers:
             # Answered: releasing the request must not cut the stream's end (its connection goes back to the pool),
             # but the end must come soon. (Called in the reader's task: the scope is the one it runs in.)

@@ -20,6 +20,7 @@ import httpx2
 
 from mcp_client._http_lines import auth_for, line_of
 from mcp_client.errors import TransportError
+from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value
 from mcp_client.transports._json import loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
@@ -165,13 +166,7 @@ def _blame(raw: bytes, stream_of: RequestId | None, *, body: bool = False) -> Re
         return None
     if body:
         return stream_of
-    return stream_of if _same_id(response_id_from_head(raw), stream_of) else None
-
-
-def _same_id(raw: object, request_id: RequestId) -> bool:
-    if isinstance(raw, bool) or raw is None:
-        return False
-    return raw == request_id or str(raw) == str(request_id)
+    return stream_of if wire_id(response_id_from_head(raw)) == stream_of else None
 
 
 def _describe(exc: BaseException) -> str:

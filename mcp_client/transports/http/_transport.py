@@ -51,6 +51,10 @@ class HttpTransport(Transport):
         return self.url
 
     @property
+    def carries_headers(self) -> bool:
+        return True
+
+    @property
     def era_cache_key(self) -> str | None:
         """The endpoint's origin and path: the era is a property of the server behind it."""
         url = httpx2.URL(self.url)

@@ -3,36 +3,31 @@
 A ``tools/call``, ``prompts/get`` or ``resources/read`` may come back as ``input_required``: the server asks the
 client questions (elicitation, sampling, roots) and to send the request again, with a new id, carrying the answers
 (``inputResponses``) and its opaque ``requestState`` echoed byte for byte. This module answers one round; the
-session's call loop sends the next request. The caller of :func:`answer_input_round` stops the call's idle clock
-meanwhile (a person is answering).
+call runner (:mod:`mcp_client.calls.runner`) sends the next request. The caller of :func:`answer_input_round`
+stops the call's idle clock meanwhile (a person is answering).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import anyio
 
 from mcp_client.errors import MaxTimeout, MCPClientError, MethodNotFound, ProtocolError, RequestCancelled
+from mcp_client.handlers import InputHandler
 from mcp_client.inflight import CallState
 from mcp_client.transports.base import JSONObject
 
-__all__ = ["INPUT_METHODS", "InputHandler", "answer_input_round", "wants_input"]
-
-InputHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
-"""Answers what a server asks of the client (``elicitation/create``, ``sampling/createMessage``, ``roots/list``):
-``(method, params) -> result``. Raise :class:`~mcp_client.ServerError` to refuse. Serves 2025-11-25 server
-requests and 2026-07-28 input rounds alike."""
+__all__ = ["INPUT_METHODS", "answer_input_round", "wants_input"]
 
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 """The only methods a server may answer with ``input_required``."""
 
 
-def wants_input(method: str, result: JSONObject, *, modern: bool) -> bool:
-    """True when ``result`` asks for another round; a round where none may be asked is a protocol error."""
+def wants_input(method: str, result: JSONObject, *, allowed: bool) -> bool:
+    """True when ``result`` asks for another round; a round where none may be asked is a protocol error.
+    ``allowed``: whether the era has input rounds at all (:attr:`~mcp_client.protocol.era.Era.input_rounds`)."""
     if result.get("resultType") != "input_required":
         return False
-    if method not in INPUT_METHODS or not modern:
+    if method not in INPUT_METHODS or not allowed:
         raise ProtocolError(f"{method}: input_required is not allowed here")
     return True
 

@@ -1,0 +1,75 @@
+"""Turning what a server answered into mcp-types models: results, pages of a listing, and a tool call's params.
+
+The client runs each call; these read its result (``resultType`` checked, the model validated; anything off is a
+:class:`~mcp_client.ProtocolError`) and walk a paginated listing's cursors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import mcp_types
+from pydantic import BaseModel, ValidationError
+
+from mcp_client.errors import ProtocolError, ToolError
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["idempotent_hint", "pages", "parse_result", "tool_params", "tool_result"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+MAX_PAGES = 10_000
+"""Most pages one listing may take (a server that never stops is a protocol error, not a hang)."""
+
+
+def idempotent_hint(hints: mcp_types.ToolAnnotations | None) -> bool:
+    """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
+    return hints is not None and bool(hints.idempotent_hint or hints.read_only_hint)
+
+
+def tool_params(name: str, arguments: Mapping[str, Any] | None) -> JSONObject:
+    """The params of a ``tools/call``: a fresh dict the client owns (hooks may add to it)."""
+    params: JSONObject = {"name": name}
+    if arguments is not None:
+        params["arguments"] = dict(arguments)
+    return params
+
+
+def tool_result(name: str, result: JSONObject, raise_on_error: bool) -> mcp_types.CallToolResult:
+    """A ``tools/call`` result as a model; with ``raise_on_error``, an ``isError`` result raises :class:`ToolError`."""
+    parsed = parse_result("tools/call", result, mcp_types.CallToolResult)
+    if raise_on_error and parsed.is_error:
+        text = " ".join(block.text for block in parsed.content if isinstance(block, mcp_types.TextContent))
+        raise ToolError(f"tool {name!r} failed: {text or 'no details'}", result=parsed, method="tools/call")
+    return parsed
+
+
+def parse_result(method: str, result: JSONObject, model: type[ModelT]) -> ModelT:
+    """Check ``resultType`` and validate ``result`` as ``model``; anything off is a :class:`ProtocolError`."""
+    result_type = result.get("resultType")
+    if result_type not in (None, "complete"):  # input rounds were answered by the call runner before this point
+        raise ProtocolError(f"{method}: unknown resultType {result_type!r}", method=method)
+    try:
+        return model.model_validate(result)
+    except ValidationError as exc:
+        raise ProtocolError(f"{method}: the result is not a valid {model.__name__}: {exc}", method=method) from None
+
+
+async def pages(
+    method: str, model: type[ModelT], fetch: Callable[[JSONObject], Awaitable[JSONObject]]
+) -> AsyncIterator[ModelT]:
+    """Every page of the listing ``method``, each fetched by ``fetch(params)`` and parsed as ``model``."""
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        params: JSONObject = {} if cursor is None else {"cursor": cursor}
+        page = parse_result(method, await fetch(params), model)
+        yield page
+        cursor = getattr(page, "next_cursor", None)
+        if cursor is None:
+            return
+        if cursor in seen:
+            raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
+        seen.add(cursor)
+    raise ProtocolError(f"{method}: more than {MAX_PAGES} pages")

@@ -1,0 +1,251 @@
+"""The runner: the whole life of one call, from the caller's ``await`` to its result or typed error.
+
+One :class:`CallRunner` per client runs every call (``Client.call_tool``, ``Client.request``, the ``tool_call``
+handle, the handshake). For each it owns:
+
+* the call's one :class:`~mcp_client.policy.Deadline`, created here from the caller's start time and enclosing
+  deadline, read by everything else (the write's bound, the wait, retries, input rounds, the progress drain);
+* the attempts and their retries (:func:`~mcp_client.policy.retry.decide`), and the input rounds of 2026-07-28;
+* progress delivery (:mod:`.delivery`): which sink the reader offers updates to, and the pump a callback needs;
+* the renewal of a 2025-11-25 session the server ended, through a callable the client gives, once per call.
+
+Each request on the wire is one attempt (:mod:`.attempt`); the session hands out its id and token and routes its
+answer. May touch the session, the policy core, progress sinks and the errors and events; never a transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from mcp_client.calls.attempt import run_attempt
+from mcp_client.calls.delivery import progress_delivery
+from mcp_client.calls.input_rounds import answer_input_round, wants_input
+from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired
+from mcp_client.events import RequestFinished, RetryScheduled
+from mcp_client.handlers import InputHandler
+from mcp_client.inflight import CallState, RequestControl
+from mcp_client.policy import Deadline, TimeoutPolicy
+from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
+from mcp_client.progress import ProgressCallback, ProgressSink
+from mcp_client.protocol.era import Era
+from mcp_client.session import Session
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["CallRunner", "Renewal"]
+
+Renewal = Callable[[], Awaitable[None]]
+"""Starts a new session after the server ended ours (``SessionExpired``); concurrent calls may share one."""
+
+
+class CallRunner:
+    """Runs calls over one session. Created by :class:`~mcp_client.Client` when it connects."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        budget: RetryBudget | None = None,
+        max_rounds: int = 10,
+        progress_interval: float | None = None,
+        input_handler: InputHandler | None = None,
+    ) -> None:
+        self.session = session
+        self._budget = budget
+        self._max_rounds = max_rounds
+        self._progress_interval = progress_interval
+        self._input_handler = input_handler
+
+    async def run(
+        self,
+        method: str,
+        params: JSONObject,
+        *,
+        policy: TimeoutPolicy,
+        retry: RetryPolicy | None = None,
+        idempotent: bool = False,
+        headers: dict[str, str] | None = None,
+        started_at: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        sink: ProgressSink | None = None,
+        control: RequestControl | None = None,
+        want_progress: bool = True,
+        renew: Renewal | None = None,
+    ) -> JSONObject:
+        """Run one call to its end and return its ``result`` object, or raise a typed error.
+
+        A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it is
+        safe), rounds of input at 2026-07-28 (``input_required``), and one more try after ``renew`` started a new
+        session. Each gets a fresh id and progress token; all share one maximum, counted from ``started_at`` (the
+        caller's call, on the session's clock; default: now), and one progress stream. Accepted progress goes to
+        ``on_progress`` and to ``sink`` (the handle's iterator); ``control`` lets another task cancel the call.
+
+        Raises:
+            IdleTimeout, MaxTimeout: a clock of ``policy`` ran out (the request is cancelled on the wire).
+            RequestCancelled: ``control.cancel()`` was called.
+            ServerError: the server answered with a JSON-RPC error.
+            TransportError: the channel failed; ``written`` says whether the request may have left.
+            ProtocolError: the answer was not a valid response.
+        """
+        session = self.session
+        if not session.connected:
+            raise RuntimeError("the session is not connected")
+        now = session.clock()
+        started = now if started_at is None else min(started_at, now)
+        deadline = Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
+        pump = None
+        if on_progress is not None:
+            sink, pump = progress_delivery(on_progress, sink, self._progress_interval, session.after_batch)
+        try:
+            if pump is None:
+                # (keyword arguments spelled out, not a dict of options: these frames live as long as the call)
+                return await self._live(
+                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                )
+            error: MCPClientError | None = None
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(pump.run)
+                try:
+                    result = await self._live(
+                        method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                    )
+                except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
+                    error = exc
+                # A slow callback may finish its last update, but never past the call's hard deadline.
+                pump.finish(succeeded=error is None, deadline=deadline.hard_deadline(session.clock()))
+            if error is not None:
+                raise error
+            return result
+        finally:
+            deadline.finish()
+
+    async def _live(
+        self,
+        method: str,
+        params: JSONObject,
+        deadline: Deadline,
+        sink: ProgressSink | None,
+        control: RequestControl | None,
+        want_progress: bool,
+        retry: RetryPolicy | None,
+        idempotent: bool,
+        headers: dict[str, str] | None,
+        renew: Renewal | None,
+    ) -> JSONObject:
+        """The call on this session, and once more on a new one if the server ended ours before it saw it."""
+        session = self.session
+        renewed = False
+        while True:
+            call = CallState(method, deadline, sink, headers)
+            if control is not None:
+                control.attach(call)
+            error: MCPClientError | None = None
+            succeeded = cancelled = renewing = False
+            try:
+                result = await self._drive(call, params, want_progress, retry, idempotent)
+                succeeded = True
+                return result
+            except MCPClientError as exc:
+                now = session.clock()
+                error = exc.with_context(
+                    method=method,
+                    request_ids=tuple(call.request_ids),
+                    elapsed=deadline.elapsed(now),
+                    last_progress=call.tracker.last_delivered,
+                )
+                error.attempts = tuple(call.attempts) or (
+                    Attempt(_last(call.request_ids), error, deadline.started_at, now),
+                )
+                renewing = isinstance(exc, SessionExpired) and renew is not None and not renewed
+                if not renewing:
+                    raise error from None
+            except anyio.get_cancelled_exc_class():
+                cancelled = True
+                raise
+            finally:
+                call.tracker.finish()
+                if sink is not None and not renewing:
+                    sink.close(drain=succeeded)
+                if session.observed:
+                    elapsed = deadline.elapsed(session.clock())
+                    session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
+            # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
+            assert renew is not None
+            await renew()
+            renewed = True
+
+    async def _drive(
+        self, call: CallState, params: JSONObject, want_progress: bool, retry: RetryPolicy | None, idempotent: bool
+    ) -> JSONObject:
+        """The attempts and input rounds of one call."""
+        session = self.session
+        budget = self._budget
+        attempt = 0
+        rounds = 0
+        round_params = params
+        while True:
+            attempt += 1
+            started = session.clock()
+            try:
+                result = await run_attempt(session, call, round_params, want_progress, attempt)
+            except MCPClientError as exc:
+                now = session.clock()
+                call.attempts.append(Attempt(_last(call.request_ids), exc, started, now))
+                if retry is None or call.cancel_reason is not None or session.closed_error is not None:
+                    raise  # (a connection that is gone will not come back for a retry)
+                decision = decide(
+                    exc,
+                    policy=retry,
+                    attempt=attempt,
+                    idempotent=idempotent,
+                    now=now,
+                    hard_deadline=call.deadline.hard_deadline(now),
+                    budget=budget,
+                )
+                if not decision.retry:
+                    raise
+                session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, exc))
+                await session.cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
+                await _wait_between_attempts(call, decision.delay)
+                call.tracker.restart_attempt()
+                continue
+            if budget is not None:
+                budget.record_success()
+            if not wants_input(call.method, result, allowed=session.input_rounds):
+                return result
+            rounds += 1
+            if rounds > self._max_rounds:
+                raise ProtocolError(f"{call.method}: the server asked for input more than {self._max_rounds} times")
+            with session.waiting_on_a_person([call]):
+                round_params = await answer_input_round(call, params, result, self._input_handler)
+            call.tracker.restart_attempt()
+            attempt = 0
+
+    # -- the handshake (protocol.negotiate.Handshake) -----------------------------------------------------------
+
+    async def request(
+        self, method: str, params: JSONObject, *, policy: TimeoutPolicy, want_progress: bool = True
+    ) -> JSONObject:
+        """Run one request with no retries, progress consumer or renewal (the handshake's requests)."""
+        return await self.run(method, params, policy=policy, want_progress=want_progress)
+
+    async def notify(self, method: str, params: JSONObject | None = None) -> None:
+        """Send a notification (best effort: a transport failure raises :class:`~mcp_client.TransportError`)."""
+        await self.session.notify(method, params)
+
+    def use_era(self, era: Era) -> None:
+        """Speak ``era`` from now on (the session keeps it)."""
+        self.session.use_era(era)
+
+
+async def _wait_between_attempts(call: CallState, delay: float) -> None:
+    """Back off before a retry; a cancel through the call's control ends the wait (and the call)."""
+    with anyio.move_on_after(delay):
+        await call.cancelled.wait()
+    if call.cancel_reason is not None:
+        raise RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+
+
+def _last(request_ids: list[int]) -> int:
+    return request_ids[-1] if request_ids else 0
