@@ -33,9 +33,11 @@ SIZE_EXEMPT = (
     "mcp_client.testing",  # test servers and peers: big by nature, never imported by the library
     "mcp_client.cli",  # the command line interface (a module or a package)
     "mcp_client._cli*",
-    # Temporary: the Streamable HTTP transport is being split into a transports/http/ package. Remove this line
-    # when that lands.
-    "mcp_client.transports.http",
+)
+SIZE_EXEMPT_UNTIL_SPLIT = frozenset(
+    # Temporary, this one module only (not a package of that name): the Streamable HTTP transport is being split
+    # into a transports/http/ package. Remove the entry when that lands.
+    {"mcp_client/transports/http.py"}
 )
 SESSION = ("mcp_client.session", "mcp_client.server_requests")
 CALL_ROOM = ("mcp_client.calls", "mcp_client.client", "mcp_client.call")
@@ -137,7 +139,8 @@ def check(root: Path) -> list[Violation]:
         text = path.read_text(encoding="utf-8")
         shown = path.relative_to(root)
         lines = len(text.splitlines())
-        if lines > MAX_LINES and not under(module, *SIZE_EXEMPT):
+        exempt = under(module, *SIZE_EXEMPT) or shown.as_posix() in SIZE_EXEMPT_UNTIL_SPLIT
+        if lines > MAX_LINES and not exempt:
             violations.append(Violation(shown, 1, f"{lines} lines: a module may have at most {MAX_LINES}"))
         tree = ast.parse(text, filename=str(path))
         rules = [rule for rule in RULES if under(module, *rule.sources)]

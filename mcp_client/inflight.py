@@ -47,7 +47,7 @@ class RequestControl:
             self._call.cancel(reason)
 
     def attach(self, call: CallState) -> None:
-        """Bind the control to the call it controls (done by the session when the call starts)."""
+        """Bind the control to the call it controls (done by the call runner as it starts)."""
         self._call = call
         if self.reason is not None:
             call.cancel(self.reason)

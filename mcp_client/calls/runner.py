@@ -88,37 +88,63 @@ class CallRunner:
             TransportError: the channel failed; ``written`` says whether the request may have left.
             ProtocolError: the answer was not a valid response.
         """
-        session = self.session
-        if not session.connected:
+        if not self.session.connected:
             raise RuntimeError("the session is not connected")
-        now = session.clock()
-        started = now if started_at is None else min(started_at, now)
-        deadline = Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
-        pump = None
-        if on_progress is not None:
-            sink, pump = progress_delivery(on_progress, sink, self._progress_interval, session.after_batch)
+        # (As few locals as can be, arguments spelled out and no dict of options: these frames live as long as the
+        # call, and their size is most of what a call in flight holds.)
+        deadline = self._deadline(policy, started_at)
         try:
-            if pump is None:
-                # (keyword arguments spelled out, not a dict of options: these frames live as long as the call)
+            if on_progress is None:
                 return await self._live(
                     method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
                 )
-            error: MCPClientError | None = None
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(pump.run)
-                try:
-                    result = await self._live(
-                        method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
-                    )
-                except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
-                    error = exc
-                # A slow callback may finish its last update, but never past the call's hard deadline.
-                pump.finish(succeeded=error is None, deadline=deadline.hard_deadline(session.clock()))
-            if error is not None:
-                raise error
-            return result
+            return await self._live_with_callback(
+                on_progress, method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+            )
         finally:
             deadline.finish()
+
+    def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
+        """The call's clocks: its maximum counts from ``started_at`` (never later than now), capped by the caller's
+        own enclosing deadline."""
+        now = self.session.clock()
+        started = now if started_at is None else min(started_at, now)
+        return Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
+
+    async def _live_with_callback(
+        self,
+        on_progress: ProgressCallback,
+        method: str,
+        params: JSONObject,
+        deadline: Deadline,
+        sink: ProgressSink | None,
+        control: RequestControl | None,
+        want_progress: bool,
+        retry: RetryPolicy | None,
+        idempotent: bool,
+        headers: dict[str, str] | None,
+        renew: Renewal | None,
+    ) -> JSONObject:
+        """:meth:`_live` with a progress callback: run with no task of its own if it can, else by a pump."""
+        sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
+        if pump is None:
+            return await self._live(
+                method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+            )
+        error: MCPClientError | None = None
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(pump.run)
+            try:
+                result = await self._live(
+                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                )
+            except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
+                error = exc
+            # A slow callback may finish its last update, but never past the call's hard deadline.
+            pump.finish(succeeded=error is None, deadline=deadline.hard_deadline(self.session.clock()))
+        if error is not None:
+            raise error
+        return result
 
     async def _live(
         self,

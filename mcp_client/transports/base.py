@@ -26,12 +26,15 @@ RequestId: TypeAlias = int | str
 class MessageHandler(Protocol):
     """Where a connection delivers what it reads. Implemented by the session; called from reader tasks.
 
-    Optional hooks, looked up with ``getattr``: ``on_stderr(line)`` (a line of a server process's stderr), and
-    ``on_batch_begin()`` / ``on_batch_end()`` around the messages of one chunk read together.
+    Optional hooks, looked up with ``getattr``: ``on_stderr(line)`` (a line of a server process's stderr),
+    ``on_batch_begin()`` / ``on_batch_end()`` around the messages of one chunk read together, and
+    ``waiting_on_a_person()``, a context manager that stops the idle clocks of the calls in flight while a person
+    is asked something on the transport's side (an OAuth sign-in in the browser).
     """
 
-    def on_message(self, message: JSONObject) -> None:
-        """A well-formed JSON object arrived."""
+    def on_message(self, message: JSONObject, stream: RequestId | None = None) -> None:
+        """A well-formed JSON object arrived; ``stream`` is the request on whose response stream it came, when the
+        transport has such streams (Streamable HTTP), else ``None``."""
 
     def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:
         """Something arrived that is not a message (bad JSON, not an object, oversized). ``request_id`` is set

@@ -39,3 +39,22 @@ async def test_an_expired_session_is_renewed_and_the_call_sent_again() -> None:
     initializes = server.stats.posts("initialize")
     assert len(initializes) == 2
     assert "Mcp-Session-Id" not in initializes[1].headers
+
+
+async def test_a_handle_keeps_its_progress_across_a_renewal() -> None:
+    """The handle's progress iterator and callback carry on after the session was renewed under the call (they
+    used to be closed with the first, expired attempt, so nothing after the renewal reached them)."""
+    server = HttpPeer(ScriptedPeer(era="legacy"))
+    policy = TimeoutPolicy(idle=5, maximum=10)
+    async with server.serving() as url, Client(http(url), protocol="2025-11-25", timeout=policy) as client:
+        (first_session,) = server.stats.sessions_created
+        await _end_session(url, first_session)
+        called_back: list[float] = []
+        arguments = {"seconds": 0.3, "progress_every": 0.1}
+        async with client.tool_call("slow", arguments, on_progress=lambda p: called_back.append(p.progress)) as call:
+            iterated = [update.progress async for update in call.progress()]
+            assert text_of(await call.result()) == "done"
+
+    assert len(server.stats.sessions_created) == 2  # the call really ran on a renewed session
+    assert iterated[-1:] == [3]
+    assert called_back[-1:] == [3]

@@ -1,0 +1,61 @@
+"""The single parsers the rest of the package relies on: ids from the wire, numbers from the wire, ``timeout=``."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.policy.ids import wire_id
+from mcp_client.policy.progress import finite_number
+from mcp_client.policy.timeout import as_timeout_policy, timeout_over
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(7, 7), ("7", 7), ("123456789012345678", 123456789012345678), (True, None), (False, None), (None, None)],
+)
+def test_wire_id_reads_integers_and_their_decimal_strings(raw: object, expected: int | None) -> None:
+    assert wire_id(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["", "x7", "-7", "7.0", " 7", "1234567890123456789", "\u0667", 7.0, [7], {"id": 7}])
+def test_wire_id_takes_nothing_else_for_one_of_ours(raw: object) -> None:
+    assert wire_id(raw) is None
+
+
+@given(st.integers(min_value=0, max_value=10**18 - 1))
+def test_wire_id_round_trips_an_id_sent_as_a_string(request_id: int) -> None:
+    assert wire_id(str(request_id)) == wire_id(request_id) == request_id
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(1, 1.0), (0.5, 0.5), (-3, -3.0), (10**300, 1e300)])
+def test_finite_number_reads_finite_numbers(raw: object, expected: float) -> None:
+    assert finite_number(raw) == expected
+
+
+@pytest.mark.parametrize("raw", [True, False, None, "1", math.nan, math.inf, -math.inf, 10**400, [1]])
+def test_finite_number_rejects_the_rest(raw: object) -> None:
+    assert finite_number(raw) is None
+
+
+def test_timeout_over_a_base() -> None:
+    base = TimeoutPolicy(idle=5, maximum=60)
+    assert timeout_over(base, 30) == TimeoutPolicy(idle=5, maximum=30)  # the idle liveness is kept
+    assert timeout_over(base, None) == TimeoutPolicy.unlimited()
+    own = TimeoutPolicy(idle=None, maximum=1)
+    assert timeout_over(base, own) is own
+    assert as_timeout_policy(30) == DEFAULT_TIMEOUT.replace(maximum=30.0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"), [(0, ValueError), (-1, ValueError), (math.nan, ValueError), (True, TypeError), ("5", TypeError)]
+)
+def test_timeout_over_rejects_what_is_no_timeout(raw: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="timeout must be"):
+        timeout_over(DEFAULT_TIMEOUT, raw)  # type: ignore[arg-type]
+    with pytest.raises(error, match="timeout must be"):
+        as_timeout_policy(raw)  # type: ignore[arg-type]
