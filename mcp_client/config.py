@@ -60,7 +60,6 @@ from mcp_client.registry import (
     PolicyRegistry,
 )
 from mcp_client.transports.base import Transport
-from mcp_client.transports.http import http
 from mcp_client.transports.stdio import stdio
 
 __all__ = [
@@ -292,6 +291,8 @@ class ServerConfig(BaseModel):
             restart = self.restart.policy() if self.restart is not None else None
             return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd, restart=restart)
         assert self.url is not None
+        from mcp_client.transports.http import http  # the HTTP stack loads with the first HTTP server
+
         return http(self.url, headers=self.headers)
 
 
