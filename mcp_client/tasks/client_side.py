@@ -20,7 +20,7 @@ from mcp_client.calls.runner import CallRunner
 from mcp_client.calls.tasks import TaskControl, TaskHooks, TaskRunner
 from mcp_client.errors import MissingClientCapability
 from mcp_client.events import TaskCreated
-from mcp_client.handlers import InputHandler
+from mcp_client.handlers import InputHandlers
 from mcp_client.inflight import RequestControl
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
@@ -116,7 +116,7 @@ class TaskMethods:
         self,
         runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
-        input_handler: InputHandler | None,
+        handlers: InputHandlers,
         cancel_timeout: float,
         stack: AsyncExitStack,
     ) -> None:
@@ -125,7 +125,7 @@ class TaskMethods:
         task_runner = TaskRunner(
             runner,
             task_group=task_group,
-            input_handler=input_handler,
+            input_handler=handlers.handle if handlers.any else None,
             cancel_timeout=cancel_timeout,
             poll=self.tasks.poll,
         )

@@ -52,13 +52,13 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 from anyio.streams.stapled import StapledByteStream
 
+from mcp_client.testing._peer_hostile import HOSTILE_TOOLS
 from mcp_client.testing._peer_listen import ListenBoard, ListenScript
 from mcp_client.testing._peer_streams import FileByteReceiveStream, FileByteSendStream, byte_pipe
 from mcp_client.testing._peer_tasks import TASK_TOOLS, PeerTasks, TaskRequestError
 from mcp_client.testing._peer_tools import (
     INVALID_PARAMS,
     TOOLS,
-    TOOLS_BY_NAME,
     Era,
     JsonObject,
     ProgressToken,
@@ -69,6 +69,7 @@ from mcp_client.testing._peer_tools import (
 )
 
 __all__ = [
+    "CATALOGUE",
     "EXIT_CODE_DIED",
     "ListenBoard",
     "ListenScript",
@@ -80,6 +81,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcp_client.testing.peer")
+
+CATALOGUE: tuple[ToolSpec, ...] = TOOLS + HOSTILE_TOOLS
+"""Every tool the peer lists: the scripted behaviours, then the hostile ones."""
+_TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in CATALOGUE}
 
 PeerEra: TypeAlias = Literal["auto", "modern", "legacy"]
 DiscoverBehaviour: TypeAlias = Literal["answer", "error", "silent"]
@@ -603,7 +608,7 @@ class _PeerConnection:
             )
             return None
         if method == "tools/list":
-            listed = [tool.describe() for tool in TOOLS]
+            listed = [tool.describe() for tool in CATALOGUE]
             if self._peer.serves_tasks:
                 listed.extend(TASK_TOOLS)
             return self._page(listed, params, "tools")
@@ -638,7 +643,7 @@ class _PeerConnection:
 
     def _start_tool_call(self, request_id: RequestId, params: JsonObject) -> None:
         name = params.get("name")
-        tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+        tool = _TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
             raise _RequestError(INVALID_PARAMS, f"unknown tool: {name!r}")
         arguments = params.get("arguments")

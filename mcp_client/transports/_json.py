@@ -8,6 +8,10 @@ infinities, which are not JSON (``ValueError`` instead).
 encoding than the C scanner spends on a small message. MCP messages are UTF-8 (RFC 8259 for JSON on the wire; the
 stdio transport says so outright), so the bytes are decoded as that and handed to the scanner directly; text with
 whitespace around it takes ``json.loads``'s path. Same results and the same ``ValueError`` for what is not JSON.
+
+A value nested deeper than the decoder's recursion limit (about a thousand levels) makes the scanner raise
+``RecursionError``, which is no ``ValueError``: it is turned into one here, so every reader that reports bad JSON
+reports this too, and no caller has to know.
 """
 
 from __future__ import annotations
@@ -23,12 +27,26 @@ dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=Fa
 
 
 def loads(raw: bytes | str) -> object:
-    """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included)."""
+    """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included), also
+    for a value nested too deeply to decode."""
     text = raw.decode() if isinstance(raw, bytes) else raw
     try:
         value, end = _scan(text)
     except json.JSONDecodeError:
-        return json.loads(text)  # leading whitespace, or not JSON: its own error message
+        return _json_loads(text)  # leading whitespace, or not JSON: its own error message
+    except RecursionError:
+        raise _too_deep() from None
     if end != len(text) and text[end:].strip(" \t\n\r"):  # JSON's own whitespace only, as json.loads allows
-        return json.loads(text)  # raises "Extra data" as json.loads would
+        return _json_loads(text)  # raises "Extra data" as json.loads would
     return value
+
+
+def _json_loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _too_deep() from None
+
+
+def _too_deep() -> ValueError:
+    return ValueError("nested too deeply to decode")

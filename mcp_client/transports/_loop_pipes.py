@@ -5,13 +5,19 @@ the reader task is scheduled, resumes through several coroutine frames, splits t
 future. Every write, for its part, ends with a shielded checkpoint: a cancel scope and a whole loop turn. On
 asyncio under POSIX the client owns both pipes instead: the loop calls a protocol's ``data_received`` that runs the
 :class:`~mcp_client.transports.stream.LineSplitter` on the spot (one callback per chunk, nothing scheduled), and a
-write hands the bytes to the pipe transport and waits only when its buffer is full. On trio and on Windows the
-transport uses anyio's process streams as before.
+write hands the bytes to the pipe transport and waits only when its buffer is full. On trio the transport uses
+pipes of its own (:mod:`~mcp_client.transports._fd_pipes`), on Windows anyio's process streams.
+
+Writes are corked per loop turn: the first write of a turn goes out at once (a lone request is never delayed),
+and the ones that follow it in the same turn (the other requests of a burst, started together) are joined and
+written as one at the end of the turn, or as soon as they reach :data:`CORK_LIMIT` bytes. A busy server then reads
+a burst in one or two reads and wake-ups rather than one per request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 
 import anyio
@@ -21,7 +27,10 @@ from mcp_client._backend import current_backend
 from mcp_client.transports.base import MessageHandler
 from mcp_client.transports.stream import LineSplitter, batch_hooks
 
-__all__ = ["ChildPipes", "PipeWriter"]
+__all__ = ["CORK_LIMIT", "ChildPipes", "PipeWriter"]
+
+CORK_LIMIT = 65536
+"""Bytes of corked writes that go out at once, without waiting for the end of the turn (a pipe's capacity)."""
 
 
 class _SplitterProtocol(asyncio.Protocol):
@@ -82,6 +91,10 @@ class PipeWriter(anyio.abc.ByteSendStream):
         self._transport = transport
         self._protocol = protocol
         self._closed = False
+        self._loop = asyncio.get_running_loop()
+        self._corked: list[bytes] | None = None
+        """Writes after the first of this loop turn, joined at its end; None: no write yet this turn."""
+        self._corked_size = 0
 
     def try_send(self, item: bytes) -> bool:
         """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise."""
@@ -102,9 +115,37 @@ class PipeWriter(anyio.abc.ByteSendStream):
             raise anyio.ClosedResourceError
         if self._transport.is_closing():
             raise anyio.BrokenResourceError
+        if self._corked is not None:  # not the first write of this turn: it joins the turn's second write
+            self._corked.append(item)
+            self._corked_size += len(item)
+            if self._corked_size >= CORK_LIMIT:
+                self._uncork()
+            return
         self._transport.write(item)
         if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
             raise anyio.BrokenResourceError
+        self._corked = []
+        self._loop.call_soon(self._end_of_turn)
+
+    def _uncork(self) -> None:
+        """Write what was corked, as one write."""
+        corked = self._corked
+        if not corked:
+            return
+        self._corked = []
+        self._corked_size = 0
+        self._transport.write(b"".join(corked))
+        if self._transport.is_closing():
+            raise anyio.BrokenResourceError
+
+    def _end_of_turn(self) -> None:
+        if not self._closed and not self._transport.is_closing():
+            # A failure here reaches nobody's write: the pipe is closing, and the end of the server's output
+            # (or its exit) fails the requests that were in it.
+            with contextlib.suppress(anyio.BrokenResourceError):
+                self._uncork()
+        self._corked = None
+        self._corked_size = 0
 
     def abort(self) -> None:
         """Close the pipe now, dropping what is still buffered (unless it is closed already)."""
@@ -116,6 +157,9 @@ class PipeWriter(anyio.abc.ByteSendStream):
 
     async def aclose(self) -> None:
         """Close the pipe once what is buffered has been written (the server then sees end of input)."""
+        if not self._closed and not self._transport.is_closing():
+            with contextlib.suppress(anyio.BrokenResourceError):
+                self._uncork()
         self._closed = True
         self._transport.close()
         await anyio.lowlevel.checkpoint()

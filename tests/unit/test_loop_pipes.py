@@ -10,7 +10,7 @@ import anyio.lowlevel
 import anyio.streams.stapled
 import pytest
 
-from mcp_client.transports._loop_pipes import PipeWriter, _WriterProtocol
+from mcp_client.transports._loop_pipes import CORK_LIMIT, PipeWriter, _WriterProtocol
 from mcp_client.transports.stream import LineConnection
 
 pytestmark = pytest.mark.anyio
@@ -83,6 +83,54 @@ async def test_line_connection_takes_the_fast_path_only_with_a_stream_that_offer
         fast = LineConnection(writer)
         assert fast.try_send_request({"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert os.read(read_fd, 100) == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_writes_of_one_loop_turn_after_the_first_go_out_together_at_its_end() -> None:
+    writer, read_fd = await open_writer()
+    os.set_blocking(read_fd, False)
+    try:
+        assert writer.try_send(b"first\n")
+        assert os.read(read_fd, 100) == b"first\n"  # a lone write is not delayed
+        assert writer.try_send(b"second\n")
+        await writer.send(b"third\n")
+        with pytest.raises(BlockingIOError):
+            os.read(read_fd, 100)  # corked until the turn ends
+        await anyio.lowlevel.checkpoint()
+        assert os.read(read_fd, 100) == b"second\nthird\n"  # one write
+        assert writer.try_send(b"next turn\n")
+        assert os.read(read_fd, 100) == b"next turn\n"  # a new turn: its first write goes out at once again
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_corked_writes_go_out_at_once_past_the_limit_and_before_closing() -> None:
+    writer, read_fd = await open_writer()
+    os.set_blocking(read_fd, False)
+    try:
+        assert writer.try_send(b"a\n")
+        assert os.read(read_fd, 10) == b"a\n"
+        big = b"y" * (CORK_LIMIT // 2) + b"\n"
+        assert writer.try_send(big)
+        with pytest.raises(BlockingIOError):
+            os.read(read_fd, 10)
+        assert writer.try_send(big)  # past the limit: written in this turn, as far as the pipe takes it
+        received = os.read(read_fd, 1 << 20)
+        assert received
+        while len(received) < 2 * len(big):
+            try:
+                received += os.read(read_fd, 1 << 20)
+            except BlockingIOError:  # the pipe's capacity is one limit: the transport writes the rest when it can
+                await anyio.lowlevel.checkpoint()
+        assert received == big + big
+        assert writer.try_send(b"last\n")
+        await writer.aclose()  # what is corked is written before the end of input
+        os.set_blocking(read_fd, True)
+        assert os.read(read_fd, 100) == b"last\n"
+        assert os.read(read_fd, 100) == b""
     finally:
         writer.abort()
         os.close(read_fd)
