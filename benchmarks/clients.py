@@ -4,30 +4,35 @@ A :class:`Driver` calls a tool and returns when the answer is in (parsed the way
 measurement in :mod:`benchmarks.measure` is written against it, so both SDKs run exactly the same loop:
 
 * ``ours`` - ``mcp_client.Client`` on :func:`mcp_client.stdio` or ``mcp_client.transports.http.http``, with the
-  default policy (60 s idle, 600 s maximum: every call carries both timers).
+  default policy (60 s idle, 600 s maximum: every call carries both timers). Over HTTP on the client ``http()``
+  makes (httpx2).
+* ``ours_httpx`` - HTTP only: the same, on a caller's httpx 0.28 ``httpx.AsyncClient`` with the limits and
+  timeouts ``http()`` would use (httpcore 1.0's own pool, as a host would hand it to us).
 * ``reference`` - ``mcp.Client`` (mcp 2.3.0) on ``StdioServerParameters`` or ``streamable_http_client``, with its
   defaults except the HTTP connection pool, uncapped like mcp_client's (see :func:`_reference`).
 * ``raw`` - the wire floor: the same ``tools/call`` request, bytes built with ``json.dumps`` and answers parsed with
   ``json.loads``, over the child's pipes (anyio process streams, one newline per message, one call at a time) or as
   one bare httpx streaming POST with the same headers (on an uncapped pool with no read timeout, so any number of
   calls can be in flight). It runs on the same event loop and does nothing else: no ids table, no timers, no models;
-  progress notifications are parsed and a callback is called for each (the floor of the progress figure).
+  progress notifications are parsed and a callback is called for each (the floor of the progress figure). Over
+  HTTP on httpx2, the library ``http()`` builds on.
+* ``raw_httpx`` - HTTP only: the same floor on httpx 0.28.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import anyio
 import anyio.abc
-import httpx
 
 __all__ = [
     "CLIENTS",
@@ -41,12 +46,14 @@ __all__ = [
     "open_driver",
 ]
 
-ClientName = Literal["ours", "reference", "raw"]
+ClientName = Literal["ours", "ours_httpx", "reference", "raw", "raw_httpx"]
 TransportName = Literal["stdio", "http"]
 Progressed = Callable[[], None]
 """What a driver calls once per progress notification its client hands to the caller."""
 
-CLIENTS: tuple[ClientName, ...] = ("ours", "reference", "raw")
+CLIENTS: tuple[ClientName, ...] = ("ours", "ours_httpx", "reference", "raw", "raw_httpx")
+HTTPX_LINE: dict[ClientName, str] = {"ours": "httpx2", "ours_httpx": "httpx", "raw": "httpx2", "raw_httpx": "httpx"}
+"""Which library each HTTP client other than the reference runs on."""
 SERVER_SCRIPT = Path(__file__).resolve().parent / "bench_server.py"
 PROTOCOL_VERSION = "2026-07-28"
 _ACCEPT = "application/json, text/event-stream"
@@ -93,8 +100,10 @@ async def open_driver(
     """
     if transport == "http" and url is None:
         raise ValueError("HTTP needs the server's URL")
-    if client == "ours":
-        async with _ours(transport, url, watch_cancels) as driver:
+    if client in ("ours_httpx", "raw_httpx") and transport != "http":
+        raise ValueError(f"{client} is an HTTP client")
+    if client in ("ours", "ours_httpx"):
+        async with _ours(transport, url, watch_cancels, HTTPX_LINE[client]) as driver:
             yield driver
     elif client == "reference":
         async with _reference(transport, url) as driver:
@@ -104,7 +113,7 @@ async def open_driver(
             yield driver
     else:
         assert url is not None
-        async with _raw_http(url) as driver:
+        async with _raw_http(url, HTTPX_LINE[client]) as driver:
             yield driver
 
 
@@ -161,24 +170,46 @@ class _Ours:
 
 
 @asynccontextmanager
-async def _ours(transport: TransportName, url: str | None, watch_cancels: bool) -> AsyncIterator[Driver]:
+async def _ours(transport: TransportName, url: str | None, watch_cancels: bool, line: str) -> AsyncIterator[Driver]:
     from mcp_client import Client, TimeoutPolicy, Transport, stdio
 
-    connection: Transport
-    if transport == "stdio":
-        command = server_command()
-        connection = stdio(command[0], command[1:])
-    else:
-        from mcp_client.transports.http import http
+    async with AsyncExitStack() as stack:
+        connection: Transport
+        if transport == "stdio":
+            command = server_command()
+            connection = stdio(command[0], command[1:])
+        else:
+            from mcp_client.transports.http import http
 
-        assert url is not None
-        connection = http(url)
-    # A loaded machine can take seconds to start the server: wait for the discover probe as long as for connecting.
-    policy = TimeoutPolicy(idle=60, maximum=600, connect=60)
-    cancels = _CancelClock()
-    on_event = cancels.saw if watch_cancels else None
-    async with Client(connection, timeout=policy, probe_timeout=60, on_event=on_event) as client:
-        yield _Ours(client, TimeoutPolicy, cancels)
+            assert url is not None
+            if line == "httpx2":
+                connection = http(url)
+            else:
+                import httpx
+
+                from mcp_client.transports.http import DEFAULT_LIMITS, DEFAULT_TIMEOUT
+
+                caller = httpx.AsyncClient(
+                    limits=httpx.Limits(
+                        max_connections=DEFAULT_LIMITS.max_connections,
+                        max_keepalive_connections=DEFAULT_LIMITS.max_keepalive_connections,
+                        keepalive_expiry=DEFAULT_LIMITS.keepalive_expiry,
+                    ),
+                    timeout=httpx.Timeout(
+                        connect=DEFAULT_TIMEOUT.connect,
+                        read=DEFAULT_TIMEOUT.read,
+                        write=DEFAULT_TIMEOUT.write,
+                        pool=DEFAULT_TIMEOUT.pool,
+                    ),
+                )
+                await stack.enter_async_context(caller)
+                connection = http(url, client=caller)
+        # A loaded machine can take seconds to start the server: wait for the probe as long as for connecting.
+        policy = TimeoutPolicy(idle=60, maximum=600, connect=60)
+        cancels = _CancelClock()
+        on_event = cancels.saw if watch_cancels else None
+        async with Client(connection, timeout=policy, probe_timeout=60, on_event=on_event) as client:
+            yield _Ours(client, TimeoutPolicy, cancels)
 
 
 # -- the reference client (mcp 2.3.0) ------------------------------------------------------------------------------
@@ -321,7 +352,7 @@ class _RawHttp:
     to the pool, as ``client.post`` leaves it.
     """
 
-    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+    def __init__(self, client: Any, url: str) -> None:
         self._client = client
         self._url = url
         self._next_id = 0
@@ -372,11 +403,12 @@ class _RawHttp:
 
 
 @asynccontextmanager
-async def _raw_http(url: str) -> AsyncIterator[Driver]:
+async def _raw_http(url: str, line: str) -> AsyncIterator[Driver]:
     # No cap on connections (each call in flight holds one) and no read timeout (a call may be held for minutes),
     # as the memory job needs; 20 kept alive, httpx's default and what the other two clients keep.
-    timeout = httpx.Timeout(60.0, read=None)
-    async with httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=None)) as client:
+    library: Any = importlib.import_module(line)
+    timeout = library.Timeout(60.0, read=None)
+    async with library.AsyncClient(timeout=timeout, limits=library.Limits(max_connections=None)) as client:
         raw = _RawHttp(client, url)
         await raw.roundtrip("server/discover", {})
         yield raw

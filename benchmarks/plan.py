@@ -13,11 +13,15 @@ from typing import Any, Literal
 
 from benchmarks.clients import ClientName, TransportName
 
-__all__ = ["Job", "Metric", "Target", "jobs_for", "metrics_for"]
+__all__ = ["Job", "Metric", "Target", "jobs_for", "metrics_for", "process_jobs", "process_metrics"]
 
 BOTH: tuple[ClientName, ...] = ("ours", "reference")
 ALL: tuple[ClientName, ...] = ("ours", "reference", "raw")
 OURS: tuple[ClientName, ...] = ("ours",)
+HTTP_BOTH: tuple[ClientName, ...] = ("ours", "ours_httpx", "reference")
+"""Over HTTP mcp_client runs twice: on the client ``http()`` makes (httpx2) and on a caller's httpx 0.28 client."""
+HTTP_ALL: tuple[ClientName, ...] = ("ours", "ours_httpx", "reference", "raw", "raw_httpx")
+"""... and the floor on each line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +40,13 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
     stdio = transport == "stdio"
     # Floors over HTTP only for memory (the raw stdio driver does one call at a time) and progress (its reads through
     # anyio's process stream cost more per line than mcp_client's pipe protocol: no floor for us there).
-    floored = BOTH if stdio else ALL
+    floored = BOTH if stdio else HTTP_ALL
+    every = ALL if stdio else HTTP_ALL
+    both = BOTH if stdio else HTTP_BOTH
     if quick:
         jobs = [
-            Job("latency", "latency", {"calls": 30, "warmup": 5}, ALL),
-            Job("throughput", "throughput", {"calls": 100, "concurrency": 10, "warmup": 2}, BOTH),
+            Job("latency", "latency", {"calls": 30, "warmup": 5}, every),
+            Job("throughput", "throughput", {"calls": 100, "concurrency": 10, "warmup": 2}, both),
             Job("progress", "progress", {"notifications": 200, "repeats": 1, "warmup": 2}, floored),
             Job("timeout", "timeout", {"trials": 2, "limit": 0.2, "sleep": 10.0, "wait": 3.0}, BOTH),
             Job("memory", "memory", {"in_flight": 50, "hold": 60.0, "settle": 5.0}, floored),
@@ -57,8 +63,8 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
     # median over five interleaved workers is what makes a ratio worth reading.
     calls, warmup = (1000, 50) if stdio else (300, 30)
     jobs = [
-        Job("latency", "latency", {"calls": calls, "warmup": warmup}, ALL, reps=5),
-        Job("throughput", "throughput", {"calls": 1000, "concurrency": 50, "warmup": 20}, BOTH, reps=3),
+        Job("latency", "latency", {"calls": calls, "warmup": warmup}, every, reps=5),
+        Job("throughput", "throughput", {"calls": 1000, "concurrency": 50, "warmup": 20}, both, reps=3),
         Job("progress", "progress", {"notifications": 5000, "repeats": 1, "warmup": 5}, floored, reps=3),
         Job("timeout", "timeout", {"trials": 10, "limit": 0.2, "sleep": 10.0, "wait": 3.0}, BOTH, reps=3),
         Job("memory", "memory", {"in_flight": 1000, "hold": 600.0, "settle": 15.0}, floored),
@@ -74,15 +80,23 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """mcp_client's goal for a metric: ``ours / <against> <= limit`` (``against``: reference, floor or a baseline
-    metric of ours)."""
+    """mcp_client's goal for a metric: ``ours / <against> <= limit`` (``>=`` when ``at_least``). ``against``: the
+    reference, the floor, a baseline metric of ours, or ``absolute`` (``ours`` itself, in the metric's unit)."""
 
-    against: Literal["reference", "floor", "baseline"]
+    against: Literal["reference", "floor", "baseline", "absolute"]
     limit: float
+    at_least: bool = False
 
-    def describe(self) -> str:
-        """E.g. ``"<= 0.33x reference"``."""
-        return f"<= {self.limit:g}x {self.against}"
+    def describe(self, unit: str = "") -> str:
+        """E.g. ``"<= 0.33x reference"``, ``">= 1.2x reference"``, ``"<= 200,000 B"``."""
+        sign = ">=" if self.at_least else "<="
+        if self.against == "absolute":
+            return f"{sign} {self.limit:,g} {unit}".rstrip()
+        return f"{sign} {self.limit:g}x {self.against}"
+
+    def met_by(self, value: float) -> bool:
+        """Whether ``value`` (the ratio, or the figure itself for ``absolute``) meets the target."""
+        return value >= self.limit if self.at_least else value <= self.limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +111,17 @@ class Metric:
     field: str
     clients: tuple[ClientName, ...]
     higher_is_better: bool = False
-    target: Target | None = None
+    targets: tuple[Target, ...] = ()
     baseline: str | None = None
     """For ``Target(against="baseline")``: the key of the metric (of ours) this one is divided by."""
 
 
 def metrics_for(transport: TransportName) -> list[Metric]:
-    """The report rows of one transport, in order."""
+    """The report rows of one transport, in order. Over HTTP ``ALL``/``BOTH`` rows also measure mcp_client on a
+    caller's httpx client against the httpx floor (the report shows those as rows of their own, without targets)."""
     stdio = transport == "stdio"
+    every = ALL if stdio else HTTP_ALL
+    both = BOTH if stdio else HTTP_BOTH
     metrics = [
         Metric(
             "cpu_per_call_us",
@@ -112,8 +129,8 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "us",
             "latency",
             "cpu_per_call_us",
-            ALL,
-            target=Target("reference", 0.33 if stdio else 0.6),
+            every,
+            targets=(Target("floor", 1.0),) if stdio else (Target("floor", 1.10), Target("reference", 0.45)),
         ),
         Metric(
             "latency_p50_us",
@@ -121,18 +138,27 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "us",
             "latency",
             "latency_p50_us",
-            ALL,
-            target=Target("floor", 1.15),
+            every,
+            targets=(Target("floor", 1.15),),
         ),
-        Metric("latency_p99_us", "latency p99 (sequential echo)", "us", "latency", "latency_p99_us", ALL),
+        Metric(
+            "latency_p99_us",
+            "latency p99 (sequential echo)",
+            "us",
+            "latency",
+            "latency_p99_us",
+            every,
+            targets=(Target("floor", 1.5),),
+        ),
         Metric(
             "throughput_calls_per_s",
             "throughput, {calls:,} calls at {concurrency:,} in flight",
             "calls/s",
             "throughput",
             "throughput_calls_per_s",
-            BOTH,
+            both,
             higher_is_better=True,
+            targets=(Target("reference", 1.2, at_least=True),),
         ),
         Metric(
             "throughput_cpu_per_call_us",
@@ -140,7 +166,8 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "us",
             "throughput",
             "throughput_cpu_per_call_us",
-            BOTH,
+            both,
+            targets=() if stdio else (Target("reference", 0.5),),
         ),
         Metric(
             "cpu_per_progress_us",
@@ -148,8 +175,8 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "us",
             "progress",
             "cpu_per_progress_us",
-            BOTH if stdio else ALL,
-            target=Target("reference", 0.25),
+            BOTH if stdio else HTTP_ALL,
+            targets=(Target("reference", 0.25),),
         ),
         Metric(
             "timeout_error_delay_ms",
@@ -158,7 +185,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "timeout",
             "timeout_error_delay_ms",
             BOTH,
-            target=Target("reference", 0.4),
+            targets=(Target("reference", 0.4),),
         ),
         Metric(
             "cancel_seen_delay_ms",
@@ -167,7 +194,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "timeout",
             "cancel_seen_delay_ms",
             BOTH,
-            target=Target("reference", 0.5),
+            targets=(Target("reference", 0.5),),
         ),
         Metric(
             "cancel_written_delay_ms",
@@ -191,8 +218,8 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "B",
             "memory",
             "memory_per_call_bytes",
-            BOTH if stdio else ALL,
-            target=Target("reference", 0.25 if stdio else 0.4),
+            BOTH if stdio else HTTP_ALL,
+            targets=(Target("reference", 0.25 if stdio else 0.35),),
         ),
     ]
     if stdio:
@@ -220,8 +247,77 @@ def metrics_for(transport: TransportName) -> list[Metric]:
                 "scale_10000",
                 "cpu_per_call_us",
                 OURS,
-                target=Target("baseline", 1.5),
+                targets=(Target("baseline", 1.5),),
                 baseline="scale_cpu_per_call_100_us",
             ),
         ]
     return metrics
+
+
+def process_jobs(*, quick: bool) -> list[Job]:
+    """The jobs of the process section (:mod:`benchmarks.process`): each repetition a fresh interpreter."""
+    package = {"ours": "import mcp_client", "reference": "import mcp"}
+    program = {"ours": "from mcp_client import Client, stdio", "reference": "from mcp import Client"}
+    if quick:
+        return [
+            Job("import", "import", package, BOTH, reps=1),
+            Job("import_client", "import", program, BOTH, reps=1),
+            Job("group", "group", {"servers": 5, "delay": 0.2}, OURS),
+            Job("idle", "idle", {}, OURS),
+        ]
+    return [
+        Job("import", "import", package, BOTH, reps=11),
+        Job("import_client", "import", program, BOTH, reps=7),
+        Job("group", "group", {"servers": 20, "delay": 0.5}, OURS, reps=3),
+        Job("idle", "idle", {}, OURS, reps=3),
+    ]
+
+
+def process_metrics() -> list[Metric]:
+    """The rows of the process section."""
+    return [
+        Metric(
+            "import_ms",
+            "import mcp_client in a fresh process (reference: import mcp)",
+            "ms",
+            "import",
+            "import_ms",
+            BOTH,
+            targets=(Target("reference", 0.35),),
+        ),
+        Metric(
+            "import_client_ms",
+            "from mcp_client import Client, stdio (reference: from mcp import Client)",
+            "ms",
+            "import_client",
+            "import_ms",
+            BOTH,
+        ),
+        Metric(
+            "group_single_slowest_ms",
+            "slowest of {servers} single stdio starts (server waits {delay:g} s)",
+            "ms",
+            "group",
+            "slowest_single_ms",
+            OURS,
+        ),
+        Metric(
+            "group_start_ms",
+            "ClientGroup of {servers} stdio servers: start",
+            "ms",
+            "group",
+            "group_ms",
+            OURS,
+            targets=(Target("baseline", 1.3),),
+            baseline="group_single_slowest_ms",
+        ),
+        Metric(
+            "idle_client_bytes",
+            "memory of an idle connected client (stdio)",
+            "B",
+            "idle",
+            "idle_bytes",
+            OURS,
+            targets=(Target("absolute", 200_000),),
+        ),
+    ]

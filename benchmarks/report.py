@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from benchmarks.clients import ClientName, TransportName
 from benchmarks.plan import Job, Metric, metrics_for
@@ -27,6 +27,8 @@ class Row(TypedDict):
     target: str | None
     target_ratio: float | None
     met: bool | None
+    verdicts: list[str]
+    """One "<target>: met|MISSED (<ratio>)" per target of the metric."""
     repetitions: dict[str, int]
 
 
@@ -41,48 +43,92 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     return numerator / denominator
 
 
-def derive(transport: TransportName, raw: Raw, jobs: list[Job]) -> dict[str, Row]:
-    """The report rows of one transport: the median over repetitions per client, ratios, and the target verdict."""
+VARIANTS: tuple[tuple[str, ClientName, ClientName], ...] = (
+    ("", "ours", "raw"),
+    ("@httpx", "ours_httpx", "raw_httpx"),
+)
+"""Rows per metric: mcp_client and the floor on httpx2 (the targets), then, where measured, both on httpx 0.28."""
+_VARIANT_LABEL = {"@httpx": " [httpx 0.28: a caller's client, bare httpx floor]"}
+
+
+def derive(
+    transport: TransportName | Literal["process"], raw: Raw, jobs: list[Job], metrics: list[Metric] | None = None
+) -> dict[str, Row]:
+    """The report rows of one transport (or of ``metrics``): the median over repetitions per client, ratios, and
+    the target verdicts."""
     params = {job.name: job.params for job in jobs}
     rows: dict[str, Row] = {}
-    for metric in metrics_for(transport):
+    if metrics is None:
+        assert transport != "process"
+        metrics = metrics_for(transport)
+    for metric in metrics:
         by_client = raw.get(metric.job, {})
-        values = {
-            client: _median([run.get(metric.field) for run in by_client.get(client, [])])
-            for client in ("ours", "reference", "raw")
-        }
-        ours, reference, floor = values["ours"], values["reference"], values["raw"]
-        row = Row(
-            label=_label(metric, params.get(metric.job, {})),
-            unit=metric.unit,
-            ours=ours,
-            reference=reference,
-            floor=floor,
-            ours_over_reference=_ratio(ours, reference),
-            ours_over_floor=_ratio(ours, floor),
-            target=None,
-            target_ratio=None,
-            met=None,
-            repetitions={client: len(runs) for client, runs in by_client.items()},
-        )
-        if metric.target is not None:
-            against = metric.target.against
-            if against == "reference":
-                ratio = row["ours_over_reference"]
-            elif against == "floor":
-                ratio = row["ours_over_floor"]
-            else:
-                assert metric.baseline is not None
-                base = rows.get(metric.baseline)
-                ratio = _ratio(ours, base["ours"] if base else None)
-                against_label = base["label"] if base else metric.baseline
-                row["target"] = f"<= {metric.target.limit:g}x ({against_label})"
-            if row["target"] is None:
-                row["target"] = metric.target.describe()
-            row["target_ratio"] = ratio
-            row["met"] = None if ratio is None else ratio <= metric.target.limit
-        rows[metric.key] = row
+
+        reference = _median_of(by_client, "reference", metric.field)
+        for suffix, ours_name, floor_name in VARIANTS:
+            if suffix and ours_name not in metric.clients:
+                continue
+            ours, floor = (
+                _median_of(by_client, ours_name, metric.field),
+                _median_of(by_client, floor_name, metric.field),
+            )
+            row = Row(
+                label=_label(metric, params.get(metric.job, {})) + _VARIANT_LABEL.get(suffix, ""),
+                unit=metric.unit,
+                ours=ours,
+                reference=reference,
+                floor=floor,
+                ours_over_reference=_ratio(ours, reference),
+                ours_over_floor=_ratio(ours, floor),
+                target=None,
+                target_ratio=None,
+                met=None,
+                verdicts=[],
+                repetitions={client: len(runs) for client, runs in by_client.items()},
+            )
+            if not suffix:
+                _judge(row, metric, rows)
+            rows[metric.key + suffix] = row
     return rows
+
+
+def _median_of(by_client: dict[ClientName, list[dict[str, Any]]], client: ClientName, field: str) -> float | None:
+    return _median([run.get(field) for run in by_client.get(client, [])])
+
+
+def _judge(row: Row, metric: Metric, rows: dict[str, Row]) -> None:
+    """Fill the row's target columns: every target of the metric, met only if all are."""
+    verdicts: list[str] = []
+    described: list[str] = []
+    outcomes: list[bool | None] = []
+    for target in metric.targets:
+        if target.against == "reference":
+            ratio, description = row["ours_over_reference"], target.describe()
+        elif target.against == "floor":
+            ratio, description = row["ours_over_floor"], target.describe()
+        elif target.against == "absolute":
+            ratio, description = row["ours"], target.describe(row["unit"])
+        else:
+            assert metric.baseline is not None
+            base = rows.get(metric.baseline)
+            ratio = _ratio(row["ours"], base["ours"] if base else None)
+            description = (
+                f"{'>=' if target.at_least else '<='} {target.limit:g}x ({base['label'] if base else metric.baseline})"
+            )
+        met = None if ratio is None else target.met_by(ratio)
+        if row["target_ratio"] is None:
+            row["target_ratio"] = ratio
+        described.append(description)
+        outcomes.append(met)
+        if met is None:
+            verdicts.append(f"{description}: n/a")
+        else:
+            shown = _number(ratio, row["unit"]) if target.against == "absolute" else f"{ratio:.2f}x"
+            verdicts.append(f"{description}: {'met' if met else 'MISSED'} ({shown})")
+    if described:
+        row["target"] = "; ".join(described)
+        row["met"] = None if None in outcomes else all(outcomes)
+    row["verdicts"] = verdicts
 
 
 def _label(metric: Metric, params: dict[str, Any]) -> str:
@@ -109,12 +155,7 @@ def _times(value: float | None) -> str:
 
 
 def _verdict(row: Row) -> str:
-    if row["target"] is None:
-        return ""
-    if row["met"] is None:
-        return f"{row['target']}: n/a"
-    mark = "met" if row["met"] else "MISSED"
-    return f"{row['target']}: {mark} ({row['target_ratio']:.2f}x)"
+    return "; ".join(row["verdicts"])
 
 
 HEADER = ("metric", "ours", "reference", "floor", "ours/reference", "ours/floor", "target")

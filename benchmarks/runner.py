@@ -21,10 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from benchmarks.clients import CLIENTS, ClientName, TransportName, http_available, server_command
-from benchmarks.plan import Job, jobs_for
+from benchmarks.plan import Job, jobs_for, process_jobs, process_metrics
+from benchmarks.process import import_command
 from benchmarks.report import Raw, Row, derive, markdown_table, text_table
 
 __all__ = ["main", "run"]
@@ -49,7 +50,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     versions: dict[str, str | None] = {}
-    for package in ("mcp", "mcp-client", "anyio", "httpx"):
+    for package in ("mcp", "mcp-client", "anyio", "httpx", "httpcore", "httpx2", "httpcore2", "mcp-types"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -166,6 +167,39 @@ def run_transport(transport: TransportName, *, quick: bool, errors: list[str]) -
     return raw, jobs
 
 
+def _process_command(job: Job, client: ClientName) -> list[str]:
+    if job.kind == "import":
+        return import_command(str(job.params[client]))
+    command = [sys.executable, "-m", "benchmarks.process", job.kind]
+    for key, value in job.params.items():
+        command += [f"--{key}", str(value)]
+    return command
+
+
+def run_process(*, quick: bool, errors: list[str]) -> tuple[Raw, list[Job]]:
+    """The process section: every repetition of every job in a fresh interpreter, clients interleaved."""
+    jobs = process_jobs(quick=quick)
+    raw: Raw = {job.name: {} for job in jobs}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    for job in jobs:
+        log(f"[process] {job.name}: {job.reps} x {', '.join(job.clients)}")
+        for _rep in range(job.reps):
+            for client in job.clients:
+                command = _process_command(job, client)
+                try:
+                    done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+                    if done.returncode != 0:
+                        raise RuntimeError(f"{client} {job.name} failed:\n{done.stderr[-3000:]}")
+                    values = json.loads(done.stdout.strip().splitlines()[-1])
+                except (RuntimeError, ValueError, IndexError, subprocess.TimeoutExpired) as exc:
+                    errors.append(f"process: {exc}")
+                    log(f"  [process] ERROR {exc}")
+                    continue
+                raw[job.name].setdefault(client, []).append(values)
+                log(f"  [process] {job.name:<12} {client:<9} {_short(values)}")
+    return raw, jobs
+
+
 @contextmanager
 def _server_for(transport: TransportName) -> Iterator[str | None]:
     if transport == "http":
@@ -175,10 +209,10 @@ def _server_for(transport: TransportName) -> Iterator[str | None]:
         yield None
 
 
-def run(*, quick: bool, only: TransportName | None, json_path: Path) -> dict[str, Any]:
+def run(*, quick: bool, only: TransportName | Literal["process"] | None, json_path: Path) -> dict[str, Any]:
     """Run the suite, print the table, write the JSON (and a Markdown table beside it); return the document."""
     started = time.monotonic()
-    transports: list[TransportName] = [only] if only else ["stdio", "http"]
+    transports: list[TransportName] = [only] if only in ("stdio", "http") else [] if only else ["stdio", "http"]
     notes: list[str] = []
     errors: list[str] = []
     if "http" in transports and not http_available():
@@ -206,6 +240,15 @@ def run(*, quick: bool, only: TransportName | None, json_path: Path) -> dict[str
         ]
         document["raw"][transport] = raw
         results[transport] = derive(transport, raw, jobs)
+    if only in (None, "process"):
+        log(f"== process ({document['mode']}) ==")
+        raw, jobs = run_process(quick=quick, errors=errors)
+        document["jobs"]["process"] = [
+            {"name": job.name, "kind": job.kind, "params": job.params, "clients": job.clients, "reps": job.reps}
+            for job in jobs
+        ]
+        document["raw"]["process"] = raw
+        results["process"] = derive("process", raw, jobs, process_metrics())
     document["metrics"] = results
     document["duration_s"] = round(time.monotonic() - started, 1)
     table = text_table(results)
@@ -227,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks", description="mcp_client versus the reference mcp.Client, same server, same run"
     )
     parser.add_argument("--quick", action="store_true", help="a few iterations of everything (< 60 s), for CI")
-    parser.add_argument("--only", choices=("stdio", "http"), help="measure one transport only")
+    parser.add_argument(
+        "--only", choices=("stdio", "http", "process"), help="measure one transport (or the process costs) only"
+    )
     parser.add_argument(
         "--json", type=Path, default=DEFAULT_JSON, help=f"where to write the raw numbers ({DEFAULT_JSON})"
     )

@@ -9,63 +9,71 @@ from mcp_client import Client, TimeoutPolicy, stdio
 async with Client(stdio("python", ["server.py"]), timeout=TimeoutPolicy(idle=30, maximum=600)) as client:
     result = await client.call_tool("reindex", {"collection": "docs"}, on_progress=print)
 ```
+
+Names load with their modules when first used (``from mcp_client import Client`` loads the client, the models it
+parses with and its transports' common parts; ``mcp_client.http`` loads the HTTP stack): ``import mcp_client``
+alone costs next to nothing.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from mcp_client._version import __version__
-from mcp_client.call import Call
-from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
-from mcp_client.config import ConfigError, GroupConfig, ServerSpec, load_config, parse_policy
-from mcp_client.errors import (
-    Attempt,
-    ConnectError,
-    HeaderMismatch,
-    IdleTimeout,
-    InternalError,
-    InvalidParams,
-    InvalidRequest,
-    MaxTimeout,
-    MCPClientError,
-    MethodNotFound,
-    MissingClientCapability,
-    ParseError,
-    ProtocolError,
-    RequestCancelled,
-    RequestTimeout,
-    ResourceNotFound,
-    ServerError,
-    SessionExpired,
-    ToolError,
-    TransportError,
-    UnsupportedProtocolVersion,
-)
-from mcp_client.events import (
-    CancelMethod,
-    CancelSent,
-    Event,
-    IdleTimerReset,
-    LateMessage,
-    ProgressAccepted,
-    ProgressRejected,
-    ProtocolViolation,
-    RequestFinished,
-    RequestSent,
-    RetryScheduled,
-    ServerNotification,
-    ServerStderr,
-    Slow,
-    TimedOut,
-    TransportFailure,
-)
-from mcp_client.group import ClientGroup, ServerStatus
-from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
-from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
-from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
-from mcp_client.progress import ProgressCallback
-from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
-from mcp_client.transports.base import Transport
-from mcp_client.transports.http import HttpTransport, http
-from mcp_client.transports.memory import MemoryTransport, memory
-from mcp_client.transports.stdio import StdioTransport, stdio
+
+if TYPE_CHECKING:
+    from mcp_client.call import Call
+    from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
+    from mcp_client.config import ConfigError, GroupConfig, ServerSpec, load_config, parse_policy
+    from mcp_client.errors import (
+        Attempt,
+        ConnectError,
+        HeaderMismatch,
+        IdleTimeout,
+        InternalError,
+        InvalidParams,
+        InvalidRequest,
+        MaxTimeout,
+        MCPClientError,
+        MethodNotFound,
+        MissingClientCapability,
+        ParseError,
+        ProtocolError,
+        RequestCancelled,
+        RequestTimeout,
+        ResourceNotFound,
+        ServerError,
+        SessionExpired,
+        ToolError,
+        TransportError,
+        UnsupportedProtocolVersion,
+    )
+    from mcp_client.events import (
+        CancelMethod,
+        CancelSent,
+        Event,
+        IdleTimerReset,
+        LateMessage,
+        ProgressAccepted,
+        ProgressRejected,
+        ProtocolViolation,
+        RequestFinished,
+        RequestSent,
+        RetryScheduled,
+        ServerNotification,
+        ServerStderr,
+        Slow,
+        TimedOut,
+        TransportFailure,
+    )
+    from mcp_client.group import ClientGroup, ServerStatus
+    from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
+    from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
+    from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
+    from mcp_client.progress import ProgressCallback
+    from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
+    from mcp_client.transports.base import Transport
+    from mcp_client.transports.http import HttpTransport, http
+    from mcp_client.transports.memory import MemoryTransport, memory
+    from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
     "Attempt",
@@ -141,3 +149,93 @@ __all__ = [
     "stdio",
     "__version__",
 ]
+
+_LAZY: dict[str, str] = {
+    "Attempt": "mcp_client.errors",
+    "Call": "mcp_client.call",
+    "CancelMethod": "mcp_client.events",
+    "CancelSent": "mcp_client.events",
+    "Client": "mcp_client.client",
+    "ClientGroup": "mcp_client.group",
+    "ConfigError": "mcp_client.config",
+    "ConnectError": "mcp_client.errors",
+    "DEFAULT_RETRY": "mcp_client.policy.retry",
+    "DEFAULT_TIMEOUT": "mcp_client.policy",
+    "ElicitationHandler": "mcp_client.handlers",
+    "Event": "mcp_client.events",
+    "GroupConfig": "mcp_client.config",
+    "HeaderMismatch": "mcp_client.errors",
+    "HttpTransport": "mcp_client.transports.http",
+    "IdleTimeout": "mcp_client.errors",
+    "IdleTimerReset": "mcp_client.events",
+    "InternalError": "mcp_client.errors",
+    "InvalidParams": "mcp_client.errors",
+    "InvalidRequest": "mcp_client.errors",
+    "LateMessage": "mcp_client.events",
+    "MCPClientError": "mcp_client.errors",
+    "MaxTimeout": "mcp_client.errors",
+    "MemoryTransport": "mcp_client.transports.memory",
+    "MethodNotFound": "mcp_client.errors",
+    "MissingClientCapability": "mcp_client.errors",
+    "ParseError": "mcp_client.errors",
+    "PartialRetry": "mcp_client.registry",
+    "PartialTimeout": "mcp_client.registry",
+    "PolicyLayer": "mcp_client.registry",
+    "PolicyRegistry": "mcp_client.registry",
+    "Progress": "mcp_client.policy",
+    "ProgressAccepted": "mcp_client.events",
+    "ProgressCallback": "mcp_client.progress",
+    "ProgressRejected": "mcp_client.events",
+    "ProtocolError": "mcp_client.errors",
+    "ProtocolViolation": "mcp_client.events",
+    "RequestCancelled": "mcp_client.errors",
+    "RequestFinished": "mcp_client.events",
+    "RequestSent": "mcp_client.events",
+    "RequestTimeout": "mcp_client.errors",
+    "ResourceNotFound": "mcp_client.errors",
+    "RetryBudget": "mcp_client.policy.retry",
+    "RetryPolicy": "mcp_client.policy.retry",
+    "RetryScheduled": "mcp_client.events",
+    "RootsHandler": "mcp_client.handlers",
+    "SamplingHandler": "mcp_client.handlers",
+    "ServerError": "mcp_client.errors",
+    "ServerNotification": "mcp_client.events",
+    "ServerSpec": "mcp_client.config",
+    "ServerStatus": "mcp_client.group",
+    "ServerStderr": "mcp_client.events",
+    "SessionExpired": "mcp_client.errors",
+    "Slow": "mcp_client.events",
+    "StdioTransport": "mcp_client.transports.stdio",
+    "TimedOut": "mcp_client.events",
+    "TimeoutArg": "mcp_client.client",
+    "TimeoutKind": "mcp_client.policy",
+    "TimeoutPolicy": "mcp_client.policy",
+    "ToolError": "mcp_client.errors",
+    "Transport": "mcp_client.transports.base",
+    "TransportError": "mcp_client.errors",
+    "TransportFailure": "mcp_client.events",
+    "USE_CLIENT_DEFAULT": "mcp_client.client",
+    "UnsupportedProtocolVersion": "mcp_client.errors",
+    "UseClientDefault": "mcp_client.client",
+    "http": "mcp_client.transports.http",
+    "load_config": "mcp_client.config",
+    "memory": "mcp_client.transports.memory",
+    "parse_policy": "mcp_client.config",
+    "stdio": "mcp_client.transports.stdio",
+}
+"""The module each public name lives in: imported on first use (PEP 562)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_client' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

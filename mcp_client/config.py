@@ -57,7 +57,6 @@ from mcp_client.registry import (
     PolicyRegistry,
 )
 from mcp_client.transports.base import Transport
-from mcp_client.transports.http import http
 from mcp_client.transports.stdio import stdio
 
 __all__ = [
@@ -269,6 +268,8 @@ class ServerConfig(BaseModel):
         if self.command is not None:
             return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd)
         assert self.url is not None
+        from mcp_client.transports.http import http  # the HTTP stack loads with the first HTTP server
+
         return http(self.url, headers=self.headers)
 
 

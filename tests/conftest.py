@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpcore
+import httpcore2
 import pytest
 import trio.testing
 
@@ -71,16 +72,22 @@ def anyio_backend(request: pytest.FixtureRequest) -> Any:
 
 @pytest.fixture
 def refusals(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """One entry per ``ConnectionNotAvailable`` in httpcore: a request handed a connection another one took."""
+    """One entry per ``ConnectionNotAvailable`` in httpcore or httpcore2: a request handed a connection another
+    one took."""
     seen: list[object] = []
-    original = httpcore.AsyncHTTPConnection.handle_async_request
+    for module in (httpcore, httpcore2):
+        original = module.AsyncHTTPConnection.handle_async_request
+        unavailable = module.ConnectionNotAvailable
 
-    async def counted(self: httpcore.AsyncHTTPConnection, request: httpcore.Request) -> httpcore.Response:
-        try:
-            return await original(self, request)
-        except httpcore.ConnectionNotAvailable:
-            seen.append(request)
-            raise
+        def counted(original: Any, unavailable: type[Exception]) -> Any:
+            async def handle_async_request(self: Any, request: Any) -> Any:
+                try:
+                    return await original(self, request)
+                except unavailable:
+                    seen.append(request)
+                    raise
 
-    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "handle_async_request", counted)
+            return handle_async_request
+
+        monkeypatch.setattr(module.AsyncHTTPConnection, "handle_async_request", counted(original, unavailable))
     return seen

@@ -1,7 +1,7 @@
 """OAuth 2.1 authorization for MCP over Streamable HTTP (the spec's "Authorization" chapter).
 
 ```python
-import httpx
+import httpx2
 from mcp_client import Client
 from mcp_client.auth import OAuth, AuthorizationCode, FileTokenStorage
 from mcp_client.transports.http import http
@@ -13,7 +13,7 @@ auth = OAuth(
     AuthorizationCode("http://127.0.0.1:8765/callback", sign_in),
     storage=FileTokenStorage("~/.config/my-host/tokens.json"),
 )
-async with httpx.AsyncClient(auth=auth) as client, Client(http(url, client=client)) as mcp:
+async with httpx2.AsyncClient(auth=auth) as client, Client(http(url, client=client)) as mcp:
     await mcp.list_tools()
 ```
 

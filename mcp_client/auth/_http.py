@@ -1,8 +1,8 @@
 """The side exchanges of authorization (metadata, registration, token requests) and URL helpers.
 
-Side exchanges go through their own ``httpx.AsyncClient`` (the host's, if it gave one to :class:`OAuth`), never
-through the MCP connection's, so the MCP client's auth never recurses into them. Redirects are not followed, and
-answers are read up to :data:`MAX_DOCUMENT` bytes.
+Side exchanges go through their own client (the host's, of either line, if it gave one to :class:`OAuth`),
+never through the MCP connection's, so the MCP client's auth never recurses into them. Redirects are not
+followed, and answers are read up to :data:`MAX_DOCUMENT` bytes.
 """
 
 from __future__ import annotations
@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+from mcp_client._http_lines import as_httpx2
+
+if TYPE_CHECKING:
+    from mcp_client._http_lines import EitherAsyncClient, EitherHeaders
+
 
 __all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_covers", "same_origin"]
 
@@ -27,7 +31,7 @@ class Answer:
     """A side exchange's answer: status, headers and the JSON body (None if it was not JSON)."""
 
     status: int
-    headers: httpx.Headers
+    headers: EitherHeaders
     body: Any
 
     @property
@@ -41,7 +45,7 @@ class Answer:
 
 
 async def fetch(
-    http: httpx.AsyncClient,
+    http: EitherAsyncClient,
     method: str,
     url: str,
     *,
@@ -49,15 +53,16 @@ async def fetch(
     json_body: Any = None,
     headers: Mapping[str, str] | None = None,
 ) -> Answer:
-    """One side exchange. Raises ``httpx.HTTPError`` when no answer came."""
+    """One side exchange. Raises the ``HTTPError`` of ``http``'s line when no answer came."""
+    client = as_httpx2(http)  # the two lines' clients have the same API
     request_headers = {"Accept": "application/json", **(headers or {})}
     if json_body is not None:
-        request = http.build_request(method, url, json=json_body, headers=request_headers)
+        request = client.build_request(method, url, json=json_body, headers=request_headers)
     else:
-        request = http.build_request(
+        request = client.build_request(
             method, url, data=dict(data) if data is not None else None, headers=request_headers
         )
-    response = await http.send(request, stream=True, follow_redirects=False)
+    response = await client.send(request, stream=True, follow_redirects=False)
     try:
         raw = bytearray()
         async for chunk in response.aiter_bytes():

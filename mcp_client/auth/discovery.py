@@ -18,14 +18,19 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from pydantic import ValidationError
 
+from mcp_client._http_lines import http_errors
 from mcp_client.auth._http import canonical, fetch, origin, resource_covers
 from mcp_client.auth.errors import DiscoveryError, IssuerMismatch, ResourceMismatch
 from mcp_client.auth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
+
+if TYPE_CHECKING:
+    from mcp_client._http_lines import EitherAsyncClient
+
 
 __all__ = [
     "Discovery",
@@ -92,13 +97,13 @@ def authorization_server_metadata_urls(issuer: str) -> list[str]:
 
 
 async def fetch_protected_resource_metadata(
-    http: httpx.AsyncClient, server_url: str, header_url: str | None
+    http: EitherAsyncClient, server_url: str, header_url: str | None
 ) -> ProtectedResourceMetadata | None:
     """The first valid protected resource metadata document, checked against ``server_url``; None if none."""
     for url in protected_resource_metadata_urls(server_url, header_url):
         try:
             answer = await fetch(http, "GET", url)
-        except httpx.HTTPError as exc:
+        except http_errors() as exc:
             logger.debug("protected resource metadata at %s: %s", url, exc)
             continue
         document = answer.json_object()
@@ -120,7 +125,7 @@ async def fetch_protected_resource_metadata(
 
 
 async def fetch_authorization_server_metadata(
-    http: httpx.AsyncClient, issuer: str, *, urls: list[str] | None = None
+    http: EitherAsyncClient, issuer: str, *, urls: list[str] | None = None
 ) -> AuthorizationServerMetadata | None:
     """The metadata of ``issuer`` from the first URL that has a valid document; None if none does.
 
@@ -129,7 +134,7 @@ async def fetch_authorization_server_metadata(
     for url in urls if urls is not None else authorization_server_metadata_urls(issuer):
         try:
             answer = await fetch(http, "GET", url)
-        except httpx.HTTPError as exc:
+        except http_errors() as exc:
             logger.debug("authorization server metadata at %s: %s", url, exc)
             continue
         document = answer.json_object()
@@ -151,7 +156,7 @@ async def fetch_authorization_server_metadata(
 
 
 async def discover(
-    http: httpx.AsyncClient, server_url: str, *, resource_metadata: str | None = None, legacy_fallback: bool = True
+    http: EitherAsyncClient, server_url: str, *, resource_metadata: str | None = None, legacy_fallback: bool = True
 ) -> Discovery:
     """Run discovery for the MCP server at ``server_url`` (``resource_metadata``: the 401 challenge's URL)."""
     protected = await fetch_protected_resource_metadata(http, server_url, resource_metadata)

@@ -16,15 +16,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_client.auth.discovery import Discovery
 from mcp_client.auth.dpop import DPoPKey
 from mcp_client.auth.metadata import AuthorizationServerMetadata, TokenResponse
 from mcp_client.auth.storage import ClientInformation, TokenStorage
 from mcp_client.auth.token_endpoint import PrivateKeyJwt, request_token
+
+if TYPE_CHECKING:
+    from mcp_client._http_lines import EitherAsyncClient
+
 
 __all__ = ["ClientCredentials", "EnterpriseManaged", "Grant", "GrantContext", "JwtBearer", "TokenSource"]
 
@@ -45,7 +47,7 @@ async def _value(source: TokenSource) -> str:
 class GrantContext:
     """What a grant gets to work with."""
 
-    http: httpx.AsyncClient
+    http: EitherAsyncClient
     """For the side exchanges (token endpoint, registration, an IdP)."""
     discovery: Discovery
     storage: TokenStorage

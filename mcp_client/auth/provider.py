@@ -1,7 +1,10 @@
-"""The OAuth client for MCP's Streamable HTTP transport, as an ``httpx.Auth``.
+"""The OAuth client for MCP's Streamable HTTP transport, as an ``httpx2.Auth`` that is an ``httpx.Auth`` too.
 
-Pass it to the ``httpx.AsyncClient`` the transport uses (``httpx.AsyncClient(auth=OAuth(...))``), or to the
-transport directly where it takes ``auth=``. For every request to the MCP server's origin it:
+Pass it to the client the transport uses (``httpx2.AsyncClient(auth=OAuth(...))``, or httpx 0.28's
+``httpx.AsyncClient(auth=OAuth(...))``), or to the transport directly where it takes ``auth=``. Its flow reads
+and sets only what requests and responses of both lines have, so either client can run it; when httpx is
+installed the class derives from both lines' ``Auth`` (each client checks for its own). For every request to the
+MCP server's origin it:
 
 1. attaches the stored token (``Authorization: Bearer …``, or ``DPoP …`` with a fresh proof), refreshing it first
    if it has expired;
@@ -26,10 +29,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
-from typing import Any
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
+import httpx2
 
 from mcp_client.auth._http import same_origin
 from mcp_client.auth.challenge import Challenge, parse_www_authenticate, pick_challenge
@@ -47,8 +51,28 @@ logger = logging.getLogger("mcp_client.auth")
 
 PauseFactory = Callable[[], AbstractContextManager[Any]]
 
+if TYPE_CHECKING:
+    import httpx
 
-class OAuth(httpx.Auth):
+    from mcp_client._http_lines import EitherAsyncClient
+
+    class _AuthOfBothLines(httpx2.Auth, httpx.Auth):
+        """What an OAuth is to either client."""
+
+        def auth_flow(self, request: Any) -> Generator[Any, Any, None]: ...
+        def sync_auth_flow(self, request: Any) -> Generator[Any, Any, None]: ...
+        def async_auth_flow(self, request: Any) -> AsyncGenerator[Any, Any]: ...
+
+else:
+    # httpx only if installed: a host without it has no httpx.AsyncClient to hand us.
+    _AuthOfBothLines = type(
+        "_AuthOfBothLines",
+        (httpx2.Auth, __import__("httpx").Auth) if find_spec("httpx") is not None else (httpx2.Auth,),
+        {"__doc__": "What an OAuth is to either client.", "__module__": __name__},
+    )
+
+
+class OAuth(_AuthOfBothLines):
     """OAuth 2.1 for one MCP server, driven by the server's 401 and 403 answers.
 
     Args:
@@ -61,8 +85,9 @@ class OAuth(httpx.Auth):
         dpop: True: always DPoP-bind tokens (RFC 9449); False: never; None (default): when the server's challenge
             uses the ``DPoP`` scheme or its metadata requires bound tokens, and the authorization server takes ES256.
             A :class:`DPoPKey` behaves as None but with that key (keep it to reuse bound tokens across runs).
-        http_client: Client for the side exchanges (metadata, registration, tokens); default: a new one per flow,
-            without redirects, with ``exchange_timeout``. Never the MCP connection's own client.
+        http_client: Client for the side exchanges (metadata, registration, tokens), an ``httpx2.AsyncClient`` or
+            an ``httpx.AsyncClient``; default: a new ``httpx2.AsyncClient`` per flow, without redirects, with
+            ``exchange_timeout``. Never the MCP connection's own client.
         exchange_timeout: Seconds allowed for each side exchange when ``http_client`` is not given.
         max_step_ups: Re-authorizations for ``insufficient_scope`` allowed per request.
         legacy_fallback: Allow 2025-03-26 discovery (no protected resource metadata: the MCP server's origin is the
@@ -83,7 +108,7 @@ class OAuth(httpx.Auth):
         scopes: Sequence[str] | None = None,
         offline_access: bool = True,
         dpop: bool | DPoPKey | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: EitherAsyncClient | None = None,
         exchange_timeout: float = 30.0,
         max_step_ups: int = 2,
         legacy_fallback: bool = True,
@@ -124,12 +149,13 @@ class OAuth(httpx.Auth):
         if self.server_url is not None:
             await self.storage.set_tokens(self._key, None)
 
-    # -- httpx.Auth -------------------------------------------------------------------------------------------
+    # -- the Auth of either line ------------------------------------------------------------------------------
+    # Requests and responses are typed Any here: they are httpx2's or httpx's, whichever client runs the flow.
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        raise RuntimeError("mcp_client's OAuth works with httpx.AsyncClient only")
+    def sync_auth_flow(self, request: Any) -> Generator[Any, Any, None]:
+        raise RuntimeError("mcp_client's OAuth works with an async client (httpx2.AsyncClient, httpx.AsyncClient) only")
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(self, request: Any) -> AsyncGenerator[Any, Any]:
         if self.server_url is None:
             self.server_url = htu(str(request.url))
         if not same_origin(str(request.url), self.server_url):
@@ -172,7 +198,7 @@ class OAuth(httpx.Auth):
         assert self.server_url is not None
         return self.server_url
 
-    def _apply(self, request: httpx.Request, tokens: StoredTokens | None) -> None:
+    def _apply(self, request: Any, tokens: StoredTokens | None) -> None:
         if tokens is None:
             return
         if tokens.token_type == "DPoP" and self._dpop_key is not None:
@@ -183,7 +209,7 @@ class OAuth(httpx.Auth):
         else:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
 
-    def _note_nonce(self, response: httpx.Response) -> None:
+    def _note_nonce(self, response: Any) -> None:
         if self._dpop_key is not None:
             self._dpop_key.remember_nonce(str(response.request.url), response.headers.get("dpop-nonce"))
 
@@ -234,14 +260,14 @@ class OAuth(httpx.Auth):
             yield
 
     @asynccontextmanager
-    async def _side_client(self) -> AsyncIterator[httpx.AsyncClient]:
+    async def _side_client(self) -> AsyncIterator[EitherAsyncClient]:
         if self._http is not None:
             yield self._http
             return
-        async with httpx.AsyncClient(timeout=self.exchange_timeout, follow_redirects=False) as http:
+        async with httpx2.AsyncClient(timeout=self.exchange_timeout, follow_redirects=False) as http:
             yield http
 
-    async def _discover(self, http: httpx.AsyncClient, challenge: Challenge | None) -> Discovery:
+    async def _discover(self, http: EitherAsyncClient, challenge: Challenge | None) -> Discovery:
         assert self.server_url is not None
         discovery = await discover(
             http,
@@ -338,7 +364,7 @@ class OAuth(httpx.Auth):
                 return await self._obtain(http, discovery, scopes, self._dpop_for(discovery, challenge, sent))
 
     async def _obtain(
-        self, http: httpx.AsyncClient, discovery: Discovery, scopes: tuple[str, ...] | None, dpop: DPoPKey | None
+        self, http: EitherAsyncClient, discovery: Discovery, scopes: tuple[str, ...] | None, dpop: DPoPKey | None
     ) -> StoredTokens:
         context = GrantContext(http, discovery, self.storage, scopes, dpop, self.waiting_on_a_person or nullcontext)
         logger.debug("authorizing with %s for %s (scopes %s)", discovery.issuer, discovery.resource, scopes)
@@ -350,7 +376,7 @@ class OAuth(httpx.Auth):
         return tokens
 
     async def _refresh(
-        self, http: httpx.AsyncClient, discovery: Discovery, tokens: StoredTokens
+        self, http: EitherAsyncClient, discovery: Discovery, tokens: StoredTokens
     ) -> StoredTokens | None:
         """A refreshed token, or None (the old one is then forgotten when the server refused the refresh token)."""
         if tokens.refresh_token is None or tokens.issuer != discovery.issuer:

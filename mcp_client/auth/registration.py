@@ -16,16 +16,20 @@ import ipaddress
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import ValidationError
 
+from mcp_client._http_lines import http_errors
 from mcp_client.auth._http import fetch
 from mcp_client.auth.errors import RegistrationError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, RegistrationResponse
 from mcp_client.auth.storage import ClientInformation, TokenStorage
+
+if TYPE_CHECKING:
+    from mcp_client._http_lines import EitherAsyncClient
+
 
 __all__ = ["ClientIdentity", "application_type", "resolve_client"]
 
@@ -72,7 +76,7 @@ def _registration_auth_method(metadata: AuthorizationServerMetadata) -> str | No
 
 
 async def resolve_client(
-    http: httpx.AsyncClient,
+    http: EitherAsyncClient,
     metadata: AuthorizationServerMetadata,
     storage: TokenStorage,
     identity: ClientIdentity,
@@ -109,7 +113,7 @@ async def resolve_client(
 
 
 async def register(
-    http: httpx.AsyncClient,
+    http: EitherAsyncClient,
     metadata: AuthorizationServerMetadata,
     identity: ClientIdentity,
     *,
@@ -132,7 +136,7 @@ async def register(
         body["token_endpoint_auth_method"] = method
     try:
         answer = await fetch(http, "POST", endpoint, json_body=body)
-    except httpx.HTTPError as exc:
+    except http_errors() as exc:
         raise RegistrationError(f"client registration at {endpoint} failed: {exc or type(exc).__name__}") from exc
     document = answer.json_object() or {}
     if not answer.ok:

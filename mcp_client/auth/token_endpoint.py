@@ -10,18 +10,23 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-import httpx
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 from pydantic import ValidationError
 
+from mcp_client._http_lines import http_errors
 from mcp_client.auth._http import fetch
 from mcp_client.auth.dpop import DPoPKey
 from mcp_client.auth.errors import TokenError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, TokenResponse
 from mcp_client.auth.storage import ClientInformation, StoredTokens
+
+if TYPE_CHECKING:
+    from mcp_client._http_lines import EitherAsyncClient
+
 
 __all__ = ["PrivateKeyJwt", "auth_method", "request_token", "stored_tokens"]
 
@@ -113,7 +118,7 @@ def _authenticate(
 
 
 async def request_token(
-    http: httpx.AsyncClient,
+    http: EitherAsyncClient,
     metadata: AuthorizationServerMetadata,
     form: Mapping[str, str],
     *,
@@ -137,7 +142,7 @@ async def request_token(
             headers["DPoP"] = dpop.proof("POST", endpoint)
         try:
             answer = await fetch(http, "POST", endpoint, data=body, headers=headers)
-        except httpx.HTTPError as exc:
+        except http_errors() as exc:
             raise TokenError(f"the token request to {endpoint} failed: {exc or type(exc).__name__}") from exc
         fresh_nonce = dpop is not None and dpop.remember_nonce(endpoint, answer.headers.get("dpop-nonce"))
         document = answer.json_object() or {}

@@ -17,6 +17,7 @@ import pytest
 from mcp_client import Client, Event, TimeoutPolicy, memory
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
+from tests.integration.http_lines import LINES
 
 POLICY = TimeoutPolicy(idle=10, maximum=100, connect=30)
 """The client policy of the tests unless they say otherwise: short enough that nothing can hang for long."""
@@ -64,3 +65,10 @@ def eventually() -> Callable[[Callable[[], object]], Awaitable[None]]:
         raise AssertionError(f"still false after {rounds} scheduling rounds: {predicate}")
 
     return eventually
+
+
+@pytest.fixture(params=LINES)
+def http_line(request: pytest.FixtureRequest) -> str:
+    """Which library a caller's HTTP client comes from (a test asking for it runs with each)."""
+    name: str = request.param
+    return name

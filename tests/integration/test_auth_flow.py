@@ -1,7 +1,9 @@
-"""OAuth end to end: a tiny authorization server and a protected MCP endpoint behind one ``httpx.MockTransport``,
-the browser hook answering at once. Covers the full authorization-code flow through :class:`~mcp_client.Client`,
-and the policy of :class:`~mcp_client.auth.OAuth`: refresh, step-up and its bound, RFC 9207 ``iss``, the resource
-check, tokens never leaving the MCP server's origin, concurrent 401s, DPoP, and the person-waiting hook.
+"""OAuth end to end: a tiny authorization server and a protected MCP endpoint behind one mock transport, the
+browser hook answering at once; every test runs with clients of both lines (httpx2, and httpx 0.28 as a host may
+hand us), for the MCP connection and the side exchanges alike. Covers the full authorization-code flow through
+:class:`~mcp_client.Client`, and the policy of :class:`~mcp_client.auth.OAuth`: refresh, step-up and its bound,
+RFC 9207 ``iss``, the resource check, tokens never leaving the MCP server's origin, concurrent 401s, DPoP, and the
+person-waiting hook.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mcp_client.auth import (
 )
 from mcp_client.auth.pkce import s256
 from mcp_client.transports.http import http
+from tests.integration.http_lines import mock_client
 
 pytestmark = pytest.mark.anyio
 
@@ -205,8 +208,8 @@ def browser(world: World) -> Browser:
 
 
 @pytest.fixture
-async def side(world: World) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.MockTransport(world)) as client:
+async def side(world: World, http_line: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with mock_client(http_line, world) as client:
         yield client
 
 
@@ -215,11 +218,11 @@ def oauth(browser: Browser, side: httpx.AsyncClient, **options: Any) -> OAuth:
 
 
 @pytest.fixture
-async def mcp_http(world: World) -> AsyncIterator[Any]:
+async def mcp_http(world: World, http_line: str) -> AsyncIterator[Any]:
     clients: list[httpx.AsyncClient] = []
 
     def make(auth: OAuth) -> httpx.AsyncClient:
-        clients.append(httpx.AsyncClient(auth=auth, transport=httpx.MockTransport(world)))
+        clients.append(mock_client(http_line, world, auth=auth))
         return clients[-1]
 
     yield make

@@ -54,3 +54,20 @@ def test_quick_stdio_run_reports_every_metric(tmp_path: Path) -> None:
     # The raw stdio driver does one call at a time: no floor for memory per call in flight (HTTP has one).
     assert metrics["memory_per_call_bytes"]["floor"] is None
     assert output.with_suffix(".md").read_text(encoding="utf-8").startswith("| metric |")
+
+
+def test_quick_process_run_reports_every_metric(tmp_path: Path) -> None:
+    """``--only process``: import times of both SDKs, the group start against single starts, an idle client."""
+    output = tmp_path / "process.json"
+    command = [sys.executable, "-m", "benchmarks", "--quick", "--only", "process", "--json", str(output)]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-4000:]
+    document = json.loads(output.read_text(encoding="utf-8"))
+    assert document["errors"] == []
+    metrics = document["metrics"]["process"]
+    assert metrics["import_ms"]["ours"] > 0
+    assert metrics["import_ms"]["reference"] > 0
+    assert metrics["group_start_ms"]["ours"] > 0
+    assert metrics["group_single_slowest_ms"]["ours"] > 0
+    assert metrics["idle_client_bytes"]["ours"] > 0
+    assert all(row["verdicts"] for key, row in metrics.items() if key != "group_single_slowest_ms")

@@ -1,5 +1,6 @@
-"""The Streamable HTTP transport against a scripted server: an ``httpx.MockTransport`` inside a caller-supplied
-``httpx.AsyncClient``, so every status, content type and header is chosen by the test and nothing touches a socket.
+"""The Streamable HTTP transport against a scripted server: a mock transport inside a caller-supplied client of
+either line (``httpx2.AsyncClient``, and httpx 0.28's ``httpx.AsyncClient``: every test runs with both), so every
+status, content type and header is chosen by the test and nothing touches a socket.
 
 Driven through the public ``Client``; tests without timing run on asyncio and on trio's fake clock.
 """
@@ -35,6 +36,7 @@ from mcp_client import (
 )
 from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports.http import SessionExpired, encode_header_value, http
+from tests.integration.http_lines import mock_client
 
 pytestmark = pytest.mark.anyio
 
@@ -146,8 +148,8 @@ def server() -> Server:
 
 
 @pytest.fixture
-async def http_client(server: Server) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
+async def http_client(server: Server, http_line: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with mock_client(http_line, server) as client:
         yield client
 
 
@@ -309,10 +311,10 @@ async def test_auto_falls_back_to_initialize_on_400_unsupported_version(
     assert server.posts("tools/call")[0].headers["Mcp-Session-Id"] == "session-1"
 
 
-async def test_auto_falls_back_on_bare_404_and_speaks_legacy_http(events: list[Event]) -> None:
+async def test_auto_falls_back_on_bare_404_and_speaks_legacy_http(http_line: str, events: list[Event]) -> None:
     """404 without a body on server/discover → initialize; then session id, chosen version, and DELETE on close."""
     server = Server(legacy=True)
-    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client:
+    async with mock_client(http_line, server) as http_client:
         async with client_for(server, http_client, events, protocol="auto") as client:
             assert client.protocol_version == "2025-11-25"
             await client.call_tool("echo", {"text": "x"})
@@ -403,7 +405,7 @@ async def test_sse_stream_ending_without_the_response_fails_the_call(
     assert caught.value.written
 
 
-async def test_connect_error_is_retried_once_then_not_written(events: list[Event]) -> None:
+async def test_connect_error_is_retried_once_then_not_written(http_line: str, events: list[Event]) -> None:
     """A refused connection: nothing left, so the transport sends the same request (same id) once more; refused
     twice, the request fails with written=False (whatever the session then does about it, with new ids)."""
     attempts: list[tuple[str, Any]] = []
@@ -421,7 +423,7 @@ async def test_connect_error_is_retried_once_then_not_written(events: list[Event
         return await healthy(request)
 
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(flaky)) as http_client,
+        mock_client(http_line, flaky) as http_client,
         client_for(healthy, http_client, events) as client,
     ):
         answer = await client.call_tool("blip")
@@ -503,7 +505,7 @@ async def test_modern_timeout_closes_the_stream_and_posts_nothing(
 
 
 @pytest.mark.fake_clock
-async def test_legacy_timeout_posts_the_cancel_and_closes_the_stream(events: list[Event]) -> None:
+async def test_legacy_timeout_posts_the_cancel_and_closes_the_stream(http_line: str, events: list[Event]) -> None:
     """At 2025-11-25 the cancel is POSTed with the session headers, and the stream is closed too."""
     server = Server(legacy=True)
     streams: list[SSE] = []
@@ -513,7 +515,7 @@ async def test_legacy_timeout_posts_the_cancel_and_closes_the_stream(events: lis
         return sse_response(streams[-1])
 
     server.routes["tools/call:hang"] = hang
-    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client:
+    async with mock_client(http_line, server) as http_client:
         policy = TimeoutPolicy(idle=2, maximum=100)
         async with client_for(server, http_client, events, protocol="2025-11-25", timeout=policy) as client:
             with pytest.raises(IdleTimeout) as caught:
@@ -614,7 +616,7 @@ async def test_a_broken_event_on_one_stream_never_fails_another_call(
     assert len([e for e in events if isinstance(e, ProtocolViolation)]) == 2
 
 
-async def test_legacy_server_request_on_the_stream_is_answered_by_post(events: list[Event]) -> None:
+async def test_legacy_server_request_on_the_stream_is_answered_by_post(http_line: str, events: list[Event]) -> None:
     """2025-11-25: a server request (ping) on a response stream is answered with a POST carrying the session."""
     server = Server(legacy=True)
 
@@ -627,7 +629,7 @@ async def test_legacy_server_request_on_the_stream_is_answered_by_post(events: l
 
     server.routes["tools/call:chatty"] = chatty
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25") as client,
     ):
         answer = await client.call_tool("chatty")
@@ -645,7 +647,7 @@ async def test_legacy_server_request_on_the_stream_is_answered_by_post(events: l
 # -- 2025-11-25: the standalone GET stream ----------------------------------------------------------------------
 
 
-async def test_legacy_get_stream_carries_server_requests(events: list[Event]) -> None:
+async def test_legacy_get_stream_carries_server_requests(http_line: str, events: list[Event]) -> None:
     """After notifications/initialized a GET stream is opened with the session headers; a server request on it is
     answered by POST; a call works meanwhile; the stream is closed and the session DELETEd at the end."""
     server = Server(legacy=True)
@@ -658,7 +660,7 @@ async def test_legacy_get_stream_carries_server_requests(events: list[Event]) ->
 
     server.get = listen
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25") as client,
     ):
         with anyio.fail_after(5):
@@ -679,11 +681,11 @@ async def test_legacy_get_stream_carries_server_requests(events: list[Event]) ->
     assert server.requests[-1].method == "DELETE"
 
 
-async def test_legacy_get_405_means_no_stream(events: list[Event]) -> None:
+async def test_legacy_get_405_means_no_stream(http_line: str, events: list[Event]) -> None:
     """A server without a GET stream answers 405: asked once, never again."""
     server = Server(legacy=True)
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25") as client,
     ):
         await client.call_tool("echo", {"text": "x"})
@@ -692,7 +694,7 @@ async def test_legacy_get_405_means_no_stream(events: list[Event]) -> None:
 
 
 @pytest.mark.fake_clock
-async def test_legacy_get_stream_reconnects_a_bounded_number_of_times(events: list[Event]) -> None:
+async def test_legacy_get_stream_reconnects_a_bounded_number_of_times(http_line: str, events: list[Event]) -> None:
     """A GET stream that keeps ending without a message is reopened after its retry:, with Last-Event-ID, twice."""
     server = Server(legacy=True)
     count = 0
@@ -704,7 +706,7 @@ async def test_legacy_get_stream_reconnects_a_bounded_number_of_times(events: li
 
     server.get = short
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25"),
     ):
         started = anyio.current_time()
@@ -732,7 +734,9 @@ def _priming_then_close(event_id: str, retry_ms: int) -> Route:
 
 
 @pytest.mark.fake_clock
-async def test_legacy_stream_closed_after_priming_is_resumed_with_last_event_id(events: list[Event]) -> None:
+async def test_legacy_stream_closed_after_priming_is_resumed_with_last_event_id(
+    http_line: str, events: list[Event]
+) -> None:
     """The call's stream ends after a priming event: after retry: the rest is read from GET + Last-Event-ID."""
     server = Server(legacy=True)
     server.routes["tools/call:poll"] = _priming_then_close("e-1", 500)
@@ -748,7 +752,7 @@ async def test_legacy_stream_closed_after_priming_is_resumed_with_last_event_id(
 
     server.get = resume
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25") as client,
     ):
         started = anyio.current_time()
@@ -763,7 +767,7 @@ async def test_legacy_stream_closed_after_priming_is_resumed_with_last_event_id(
 
 
 @pytest.mark.fake_clock
-async def test_legacy_resumption_is_bounded(events: list[Event]) -> None:
+async def test_legacy_resumption_is_bounded(http_line: str, events: list[Event]) -> None:
     """Resumptions that never bring the answer: two GETs (each after retry:, the default 1 s), then the call fails."""
     server = Server(legacy=True)
     server.routes["tools/call:poll"] = lambda body, request: _async(sse_response(SSE([b"id: e-1\r\ndata:\r\n\r\n"])))
@@ -775,7 +779,7 @@ async def test_legacy_resumption_is_bounded(events: list[Event]) -> None:
 
     server.get = resume
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25", retry=None) as client,
     ):
         started = anyio.current_time()
@@ -801,13 +805,13 @@ async def test_modern_stream_is_never_resumed(
 # -- session expiry and back-off statuses ---------------------------------------------------------------------
 
 
-async def test_404_to_a_request_with_a_session_id_is_session_expired(events: list[Event]) -> None:
+async def test_404_to_a_request_with_a_session_id_is_session_expired(http_line: str, events: list[Event]) -> None:
     """404 with our Mcp-Session-Id: SessionExpired (status 404, written), whatever the body; no DELETE at close."""
     server = Server(legacy=True)
     gone = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}
     server.routes["tools/call:later"] = lambda body, request: _async(httpx.Response(404, json=gone))
     async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(server)) as http_client,
+        mock_client(http_line, server) as http_client,
         client_for(server, http_client, events, protocol="2025-11-25", retry=None) as client,
     ):
         with pytest.raises(SessionExpired) as caught:

@@ -1,9 +1,10 @@
 """Interop over Streamable HTTP with the official Python SDK's MCPServer (mcp 2.3.0) under uvicorn.
 
 Each test starts ``python_sdk_server.py --http --port <free port>`` (SSE answers by default, ``--json-response``
-for JSON) and talks to it through a caller-supplied ``httpx.AsyncClient`` whose request hook records every
-request the transport makes. Cancellation is confirmed by the server itself: its tools write "<tag> cancelled" to
-the events file. Real process, real clock, wide margins.
+for JSON) and talks to it through a caller-supplied client whose request hook records every request the
+transport makes: an ``httpx2.AsyncClient`` and httpx 0.28's ``httpx.AsyncClient`` (each test that takes one runs
+with both), or the client ``http()`` makes. Cancellation is confirmed by the server itself: its tools write
+"<tag> cancelled" to the events file. Real process, real clock, wide margins.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 
 from mcp_client import (
@@ -27,6 +30,7 @@ from mcp_client import (
     IdleTimerReset,
     LateMessage,
     MaxTimeout,
+    ProtocolError,
     ProtocolViolation,
     TimeoutPolicy,
     TransportFailure,
@@ -56,17 +60,21 @@ def json_server(events_file: Path) -> Iterator[str]:
     yield from _start_server(events_file, "--json-response")
 
 
-@pytest.fixture
-async def recorded() -> AsyncIterator[tuple[httpx.AsyncClient, list[httpx.Request]]]:
-    """An httpx client that records every request it sends."""
+LIBRARIES: dict[str, Any] = {"httpx2": httpx2, "httpx": httpx}
+
+
+@pytest.fixture(params=sorted(LIBRARIES))
+async def recorded(request: pytest.FixtureRequest) -> AsyncIterator[tuple[httpx.AsyncClient, list[httpx.Request]]]:
+    """A caller's client of either line (httpx2, httpx) that records every request it sends."""
+    library = LIBRARIES[request.param]
     requests: list[httpx.Request] = []
 
     async def record(request: httpx.Request) -> None:
         requests.append(request)
 
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=20)
-    timeout = httpx.Timeout(connect=30, read=None, write=30, pool=None)
-    async with httpx.AsyncClient(event_hooks={"request": [record]}, limits=limits, timeout=timeout) as client:
+    limits = library.Limits(max_connections=None, max_keepalive_connections=20)
+    timeout = library.Timeout(connect=30, read=None, write=30, pool=None)
+    async with library.AsyncClient(event_hooks={"request": [record]}, limits=limits, timeout=timeout) as client:
         yield client, requests
 
 
@@ -186,3 +194,61 @@ async def test_legacy_session_over_http(
     assert gets[0].headers["Accept"] == "text/event-stream"
     assert requests[-1].method == "DELETE"
     assert requests[-1].headers["Mcp-Session-Id"] == session_id
+
+
+async def test_a_callers_client_isolates_failures_and_cancellations(
+    sse_server: str, events_file: Path, recorded: tuple[httpx.AsyncClient, list[httpx.Request]]
+) -> None:
+    """On a caller's client of either line, with calls in flight together: one cancelled by the caller, one timed
+    out, one refused by the server and one that is too large to accept each end on their own (the server cancels
+    the first two), while a call with progress completes beside them; the caller's client is left open and works
+    for the next connection."""
+    client_http, _requests = recorded
+    events: list[Event] = []
+    outcomes: dict[str, object] = {}
+    policy = TimeoutPolicy(idle=20, maximum=60)
+    transport = http(sse_server, client=client_http, max_message_size=4096)
+    async with Client(transport, timeout=policy, on_event=events.append) as client:
+        cancel_scope = anyio.CancelScope()
+
+        async def cancelled_by_the_caller() -> None:
+            with cancel_scope:
+                await client.call_tool("silent", {"seconds": 30, "tag": "iso-cancelled"})
+            outcomes["cancelled"] = cancel_scope.cancelled_caught
+
+        async def timed_out() -> None:
+            with pytest.raises(MaxTimeout):
+                await client.call_tool("silent", {"seconds": 30, "tag": "iso-timeout"}, timeout=1.0)
+            outcomes["timed out"] = True
+
+        async def refused() -> None:
+            result = await client.call_tool("no_such_tool", {})
+            outcomes["refused"] = result.is_error
+
+        async def too_large() -> None:
+            with pytest.raises(ProtocolError, match="4096-byte limit"):
+                await client.call_tool("echo", {"text": "x" * 10_000})
+            outcomes["too large"] = True
+
+        async def with_progress() -> None:
+            result = await client.call_tool("slow_progress", {"seconds": 1.5, "interval": 0.1, "tag": "iso-ok"})
+            outcomes["progress"] = result.content[0].text  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as tg:
+            for work in (cancelled_by_the_caller, timed_out, refused, too_large, with_progress):
+                tg.start_soon(work)
+            await anyio.sleep(0.5)
+            cancel_scope.cancel()
+        lines = await _wait_for_line(events_file, "iso-timeout cancelled")
+        lines = await _wait_for_line(events_file, "iso-cancelled cancelled")
+    assert outcomes == {
+        "cancelled": True,
+        "timed out": True,
+        "refused": True,
+        "too large": True,
+        "progress": "done",
+    }
+    assert {"iso-cancelled cancelled", "iso-timeout cancelled", "iso-ok completed"} <= set(lines)
+    assert not client_http.is_closed
+    async with Client(http(sse_server, client=client_http), timeout=policy) as again:
+        assert (await again.call_tool("echo", {"text": "again"})).content[0].text == "again"  # type: ignore[union-attr]

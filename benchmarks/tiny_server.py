@@ -1,0 +1,68 @@
+"""A minimal stdio MCP server on the standard library alone, for measuring what starting many servers costs us.
+
+Usage::
+
+    python benchmarks/tiny_server.py [--delay SECONDS]
+
+It waits ``--delay`` seconds before it reads anything (as a server does that resolves its packages or opens a
+database first), then answers ``server/discover`` (2026-07-28), ``tools/list`` (one ``echo`` tool), ``tools/call``
+of ``echo`` and ``ping``; notifications are ignored and anything else gets ``-32601``. Starting it costs a few
+milliseconds of CPU, so twenty of them on two cores start as fast as one: the time a group of them takes to start
+is what the client adds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+VERSION = "2026-07-28"
+_DISCOVER = {
+    "supportedVersions": [VERSION],
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "tiny", "version": "1"},
+    "resultType": "complete",
+}
+_TOOLS = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "resultType": "complete"}
+
+
+def answer(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The response to ``message``, or None for a notification."""
+    if "id" not in message or "method" not in message:
+        return None
+    method = message["method"]
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+    if method == "server/discover":
+        reply["result"] = _DISCOVER
+    elif method == "tools/list":
+        reply["result"] = _TOOLS
+    elif method == "ping":
+        reply["result"] = {}
+    elif method == "tools/call" and message.get("params", {}).get("name") == "echo":
+        text = str(message["params"].get("arguments", {}).get("text", ""))
+        reply["result"] = {"content": [{"type": "text", "text": text}], "isError": False, "resultType": "complete"}
+    else:
+        reply["error"] = {"code": -32601, "message": f"no such method: {method}"}
+    return reply
+
+
+def main() -> None:
+    """Serve stdin/stdout until stdin closes."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=0.0)
+    args = parser.parse_args()
+    time.sleep(args.delay)
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        reply = answer(json.loads(line))
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""The connection of the Streamable HTTP transport: every message is a POST to one endpoint.
+
+Requests are handed to a reader task each (:mod:`._reader`); notifications and responses are POSTed and accepted
+with any 2xx. 2026-07-28 requests carry ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` from their body;
+at 2025-11-25 the version the server chose in ``initialize`` and its ``Mcp-Session-Id`` go on every later POST.
+Ending a request (answered, timed out, cancelled) closes its response stream: at 2026-07-28 that *is* the
+cancellation; at 2025-11-25 ``notifications/cancelled`` is POSTed as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import anyio
+import httpx2
+
+from mcp_client.errors import MCPClientError, TransportError
+from mcp_client.events import CancelMethod
+from mcp_client.transports._http_headers import modern_version, routing_name
+from mcp_client.transports._http_status import parse_retry_after
+from mcp_client.transports._json import dumps
+from mcp_client.transports.base import Connection, JSONObject, RequestId
+from mcp_client.transports.http._reader import _RequestReader
+from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down
+from mcp_client.transports.stream import cancellation
+
+
+class _HttpConnection(_RequestReader, Connection):
+    """One live connection to a Streamable HTTP endpoint: the writing side, cancellation and close."""
+
+    def _headers(self, message: JSONObject, extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = self._base_headers.copy()
+        if extra:
+            for key, value in extra.items():
+                headers[key.lower()] = value
+        headers["accept"] = _ACCEPT
+        headers["content-type"] = "application/json"
+        version = modern_version(message)
+        method = message.get("method")
+        if version is not None:
+            headers["mcp-protocol-version"] = version
+            if isinstance(method, str):
+                headers["mcp-method"] = method
+            name = routing_name(message)
+            if name is not None:
+                headers["mcp-name"] = name
+        elif method != "initialize":
+            if self._version is not None:
+                headers["mcp-protocol-version"] = self._version
+            if self._session_id is not None:
+                headers["mcp-session-id"] = self._session_id
+        return headers
+
+    def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> httpx2.Request:
+        try:
+            body = dumps(message).encode()
+            headers = self._headers(message, extra)
+            if timeout is None:
+                return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
+            return self._client.build_request("POST", self._endpoint, content=body, headers=headers, timeout=timeout)
+        except (self._line.http_error, self._line.invalid_url, ValueError, TypeError, AttributeError) as exc:
+            raise TransportError(f"could not build the HTTP request to {self._url}: {exc}", written=False) from exc
+
+    async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
+        if self._closed:
+            raise TransportError(f"the connection to {self._url} is closed", written=False)
+        request_id: RequestId = message["id"]
+        method = message.get("method")
+        request = self._build(message, headers, None)
+        version = modern_version(message)
+        if version is not None:
+            self._version = version
+        elif method == "initialize":  # a new legacy session starts: forget the old one
+            self._version = None
+            self._session_id = None
+            self._legacy = False
+            self.session_expired = False
+            self._stop_listening()
+        scope = anyio.CancelScope()
+        previous = self._streams.pop(request_id, None)
+        if previous is not None:
+            previous.cancel()
+        self._streams[request_id] = scope
+        try:
+            # Not start(): the caller need not wait a loop turn for the reader to begin. A release() before it runs
+            # cancels its scope before it is entered, and then nothing is sent.
+            self._task_group.start_soon(self._exchange, request_id, method, request, scope, version is not None)
+        except BaseException:
+            self._forget(request_id, scope)
+            scope.cancel()
+            raise
+
+    async def _post(self, message: JSONObject) -> None:
+        """POST a notification or a response: the server accepts it with 202 (any 2xx will do)."""
+        if self._closed:
+            raise TransportError(f"the connection to {self._url} is closed", written=False)
+        request = self._build(message, None, _SIDE_TIMEOUT)
+        what = message.get("method", "response")
+        try:
+            response = await self._client.send(request, follow_redirects=False, auth=self._auth)
+        except MCPClientError:
+            raise  # an auth failure (sign-in refused, ...) is the caller's to see as it is
+        except self._line.not_written as exc:
+            raise TransportError(f"could not POST {what} to {self._url}: {_describe(exc)}", written=False) from exc
+        except self._line.http_error as exc:
+            raise TransportError(f"POST of {what} to {self._url} failed: {_describe(exc)}", written=True) from exc
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        detail = f"the server refused {what}: HTTP {status} {response.reason_phrase}"
+        expired = self._expired_by(response)
+        if expired is not None:
+            raise expired
+        raise TransportError(
+            detail, written=True, status_code=status, retry_after=parse_retry_after(response.headers.get("retry-after"))
+        )
+
+    async def send_notification(self, message: JSONObject) -> None:
+        await self._post(message)
+        if message.get("method") == "notifications/initialized" and self._legacy and not self._closed:
+            self._start_listening()
+
+    async def send_response(self, message: JSONObject) -> None:
+        await self._post(message)
+
+    async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        closed = self.try_cancel(request_id, reason)
+        if closed is not None:
+            return closed
+        self.release(request_id)
+        await self._post(cancellation(request_id, reason))
+        return CancelMethod.NOTIFICATION_AND_STREAM_CLOSE
+
+    def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
+        """2026-07-28: closing the response stream is the cancellation, and that needs no waiting. (Requests that
+        can be cancelled are sent once the era is settled: a legacy session is one whose ``initialize`` we adopted.)"""
+        if self._legacy:
+            return None
+        self.release(request_id)
+        return CancelMethod.STREAM_CLOSE
+
+    def release(self, request_id: RequestId) -> None:
+        scope = self._streams.pop(request_id, None)
+        if scope is not None:
+            scope.cancel()
+            # The reader closes the response once it runs again; shutting the socket now means the server sees
+            # the stream end in this loop turn, not after the reader's wake-up and httpx's close path.
+            _shut_down(self._open_responses.pop(request_id, None))
+
+    async def close(self) -> None:
+        """Stop every reader; at 2025-11-25 end the server's session with a DELETE (bounded, errors ignored)."""
+        self._closed = True
+        self._stop_listening()
+        for scope in list(self._streams.values()):
+            scope.cancel()
+        self._streams.clear()
+        await self._end_session()
