@@ -18,7 +18,7 @@ import anyio.abc
 
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
-from mcp_client.transports._json import dumps, loads
+from mcp_client.transports._json import dump_bytes, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
@@ -34,7 +34,7 @@ _CHUNK = 65536
 
 def encode_message(message: JSONObject) -> bytes:
     """Compact JSON plus the newline that ends it. JSON escapes newlines inside strings, so one line each."""
-    return (dumps(message) + "\n").encode()
+    return dump_bytes(message) + b"\n"
 
 
 class LineSplitter:
