@@ -49,7 +49,7 @@ class _WriterProtocol(asyncio.BaseProtocol):
     """Flow control of the write pipe: the transport pauses us when its buffer is above its high-water mark."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self.loop = loop
         self.paused = False
         self.lost = False
         self._drained: asyncio.Future[None] | None = None
@@ -71,24 +71,46 @@ class _WriterProtocol(asyncio.BaseProtocol):
 
     async def drained(self) -> None:
         while self.paused and not self.lost:
-            self._drained = self._loop.create_future()
+            self._drained = self.loop.create_future()
             await self._drained
 
 
 class PipeWriter(anyio.abc.ByteSendStream):
-    """anyio's byte-stream interface over an asyncio write-pipe transport, waiting only while its buffer is full."""
+    """anyio's byte-stream interface over an asyncio write-pipe transport, waiting only while its buffer is full.
+
+    A write the caller marks ``corked`` (the server is still busy with earlier requests) waits, like a corked
+    socket's, until the end of the loop turn, and everything corked in the turn leaves in one write: a server
+    that is the bottleneck then finds several requests per wake-up. A write that is not corked (a lone request,
+    a cancellation, a notification) leaves at once, after whatever was corked before it.
+    """
 
     def __init__(self, transport: asyncio.WriteTransport, protocol: _WriterProtocol) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._loop = protocol.loop
         self._closed = False
+        self._corked: list[bytes] = []
 
-    def try_send(self, item: bytes) -> bool:
-        """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise."""
+    def try_send(self, item: bytes, *, corked: bool = False) -> bool:
+        """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise.
+
+        ``corked``: the server is busy with earlier requests, so ``item`` may wait until the end of this loop turn
+        and leave in one write with everything else written in the turn (see :class:`PipeWriter`)."""
         if self._protocol.paused and not self._closed and not self._transport.is_closing():
             return False
+        if corked and not self._closed and not self._transport.is_closing():
+            if not self._corked:
+                self._loop.call_soon(self._flush)
+            self._corked.append(item)
+            return True
         self._write(item)
         return True
+
+    def _flush(self) -> None:
+        """The end of the loop turn: what was corked leaves in one write (unless the pipe went in between)."""
+        if self._corked and not self._closed and not self._transport.is_closing():
+            self._transport.write(b"".join(self._corked))
+        self._corked.clear()
 
     async def send(self, item: bytes) -> None:
         self._write(item)
@@ -102,6 +124,10 @@ class PipeWriter(anyio.abc.ByteSendStream):
             raise anyio.ClosedResourceError
         if self._transport.is_closing():
             raise anyio.BrokenResourceError
+        if self._corked:  # what was corked goes first: lines leave in the order they were written
+            self._corked.append(item)
+            item = b"".join(self._corked)
+            self._corked.clear()
         self._transport.write(item)
         if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
             raise anyio.BrokenResourceError
@@ -109,6 +135,7 @@ class PipeWriter(anyio.abc.ByteSendStream):
     def abort(self) -> None:
         """Close the pipe now, dropping what is still buffered (unless it is closed already)."""
         self._closed = True
+        self._corked.clear()
         transport = self._transport
         # Closing already, with nothing left to flush (closed after a failed write, or flushed): it goes by itself.
         if not self._protocol.lost and (not transport.is_closing() or transport.get_write_buffer_size()):
@@ -116,6 +143,7 @@ class PipeWriter(anyio.abc.ByteSendStream):
 
     async def aclose(self) -> None:
         """Close the pipe once what is buffered has been written (the server then sees end of input)."""
+        self._flush()
         self._closed = True
         self._transport.close()
         await anyio.lowlevel.checkpoint()

@@ -86,3 +86,88 @@ async def test_line_connection_takes_the_fast_path_only_with_a_stream_that_offer
     finally:
         writer.abort()
         os.close(read_fd)
+
+
+class _CountingWrites:
+    """Counts the writes a pipe transport is handed (the writer's only way to the pipe)."""
+
+    def __init__(self, writer: PipeWriter) -> None:
+        self.writes: list[bytes] = []
+        transport = writer._transport
+        real = transport.write
+
+        def write(data: bytes | bytearray | memoryview) -> None:
+            self.writes.append(bytes(data))
+            real(data)
+
+        transport.write = write  # type: ignore[method-assign]
+
+
+def _read_now(read_fd: int) -> bytes:
+    os.set_blocking(read_fd, False)
+    try:
+        return os.read(read_fd, 1 << 16)
+    except BlockingIOError:
+        return b""
+
+
+async def test_corked_writes_wait_for_the_end_of_the_loop_turn_and_leave_in_one_write() -> None:
+    writer, read_fd = await open_writer()
+    counting = _CountingWrites(writer)
+    try:
+        assert writer.try_send(b"one\n", corked=True)
+        assert writer.try_send(b"two\n", corked=True)
+        assert writer.try_send(b"three\n", corked=True)
+        assert _read_now(read_fd) == b""  # held: nothing left in this turn
+        await anyio.lowlevel.checkpoint()  # the loop turn ends
+        assert counting.writes == [b"one\ntwo\nthree\n"]
+        assert _read_now(read_fd) == b"one\ntwo\nthree\n"
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_a_write_that_is_not_corked_leaves_at_once_after_what_was_corked_before_it() -> None:
+    writer, read_fd = await open_writer()
+    counting = _CountingWrites(writer)
+    try:
+        assert writer.try_send(b"request 1\n", corked=True)
+        assert writer.try_send(b"cancel 1\n")  # a cancellation is never held, nor put before its request
+        assert _read_now(read_fd) == b"request 1\ncancel 1\n"
+        await writer.send(b"notification\n")
+        await anyio.lowlevel.checkpoint()  # the flush the cork queued finds nothing left to write
+        assert counting.writes == [b"request 1\ncancel 1\n", b"notification\n"]
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_closing_the_writer_flushes_what_was_corked_and_abort_drops_it() -> None:
+    writer, read_fd = await open_writer()
+    assert writer.try_send(b"last\n", corked=True)
+    await writer.aclose()
+    assert _read_now(read_fd) == b"last\n"
+    os.close(read_fd)
+
+    writer, read_fd = await open_writer()
+    counting = _CountingWrites(writer)
+    assert writer.try_send(b"dropped\n", corked=True)
+    writer.abort()
+    await anyio.lowlevel.checkpoint()
+    assert counting.writes == []
+    os.close(read_fd)
+
+
+async def test_a_request_is_corked_only_while_others_await_their_answers() -> None:
+    writer, read_fd = await open_writer()
+    try:
+        connection = LineConnection(writer)
+        assert connection.try_send_request({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert _read_now(read_fd) == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'  # a lone request: at once
+        assert connection.try_send_request({"jsonrpc": "2.0", "id": 2, "method": "ping"}, server_busy=True)
+        assert _read_now(read_fd) == b""
+        await anyio.lowlevel.checkpoint()
+        assert _read_now(read_fd) == b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    finally:
+        writer.abort()
+        os.close(read_fd)
