@@ -20,6 +20,7 @@ BOTH_CLIENTS = (
     "throughput_calls_per_s",
     "throughput_cpu_per_call_us",
     "cpu_per_progress_us",
+    "progress_burst_wall_ms",
     "timeout_error_delay_ms",
     "cancel_seen_delay_ms",
     "memory_per_call_bytes",
