@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     print("\n| stdio servers | slowest single start | ClientGroup start | group / slowest |\n|---:|---:|---:|---:|")
     for n, single, group in _servers(servers):
         print(f"| {n} | {single:,.0f} ms | {group:,.0f} ms | {group / single:.2f}x |")
-    print("\n| notifications in the burst | client CPU per notification | rate the server sent them at |\n|---:|---:|---:|")
+    print("\n| notifications in the burst | client CPU per notification | rate the server sent them at |")
+    print("|---:|---:|---:|")
     for n, per, rate in _progress(progress):
         print(f"| {n:,} | {per:.1f} us | {rate:,.0f} /s |")
 

@@ -7,6 +7,9 @@ asyncio under POSIX the client owns both pipes instead: the loop calls a protoco
 :class:`~mcp_client.transports.stream.LineSplitter` on the spot (one callback per chunk, nothing scheduled), and a
 write hands the bytes to the pipe transport and waits only when its buffer is full. On trio and on Windows the
 transport uses anyio's process streams as before.
+
+A request written while the server is still busy with earlier ones is corked until the end of the loop turn and
+leaves in one write with the others of the turn (see :class:`PipeWriter`); a lone request is never delayed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from mcp_client._backend import current_backend
 from mcp_client.transports.base import MessageHandler
 from mcp_client.transports.stream import LineSplitter, batch_hooks
 
-__all__ = ["ChildPipes", "PipeWriter"]
+__all__ = ["CORK_LIMIT", "ChildPipes", "PipeWriter"]
+
+CORK_LIMIT = 65536
+"""Bytes of corked writes that go out at once, without waiting for the end of the turn (a pipe's capacity)."""
 
 
 class _SplitterProtocol(asyncio.Protocol):
@@ -79,9 +85,10 @@ class PipeWriter(anyio.abc.ByteSendStream):
     """anyio's byte-stream interface over an asyncio write-pipe transport, waiting only while its buffer is full.
 
     A write the caller marks ``corked`` (the server is still busy with earlier requests) waits, like a corked
-    socket's, until the end of the loop turn, and everything corked in the turn leaves in one write: a server
-    that is the bottleneck then finds several requests per wake-up. A write that is not corked (a lone request,
-    a cancellation, a notification) leaves at once, after whatever was corked before it.
+    socket's, until the end of the loop turn (or until :data:`CORK_LIMIT` bytes are corked), and everything corked
+    in the turn leaves in one write: a server that is the bottleneck then finds several requests per wake-up. A
+    write that is not corked (a lone request, a cancellation, a notification) leaves at once, after whatever was
+    corked before it.
     """
 
     def __init__(self, transport: asyncio.WriteTransport, protocol: _WriterProtocol) -> None:
@@ -90,6 +97,7 @@ class PipeWriter(anyio.abc.ByteSendStream):
         self._loop = protocol.loop
         self._closed = False
         self._corked: list[bytes] = []
+        self._corked_size = 0
 
     def try_send(self, item: bytes, *, corked: bool = False) -> bool:
         """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise.
@@ -102,6 +110,9 @@ class PipeWriter(anyio.abc.ByteSendStream):
             if not self._corked:
                 self._loop.call_soon(self._flush)
             self._corked.append(item)
+            self._corked_size += len(item)
+            if self._corked_size >= CORK_LIMIT:
+                self._flush()
             return True
         self._write(item)
         return True
@@ -111,6 +122,7 @@ class PipeWriter(anyio.abc.ByteSendStream):
         if self._corked and not self._closed and not self._transport.is_closing():
             self._transport.write(b"".join(self._corked))
         self._corked.clear()
+        self._corked_size = 0
 
     async def send(self, item: bytes) -> None:
         self._write(item)
@@ -128,6 +140,7 @@ class PipeWriter(anyio.abc.ByteSendStream):
             self._corked.append(item)
             item = b"".join(self._corked)
             self._corked.clear()
+            self._corked_size = 0
         self._transport.write(item)
         if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
             raise anyio.BrokenResourceError

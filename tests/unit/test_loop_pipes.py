@@ -10,7 +10,7 @@ import anyio.lowlevel
 import anyio.streams.stapled
 import pytest
 
-from mcp_client.transports._loop_pipes import PipeWriter, _WriterProtocol
+from mcp_client.transports._loop_pipes import CORK_LIMIT, PipeWriter, _WriterProtocol
 from mcp_client.transports.stream import LineConnection
 
 pytestmark = pytest.mark.anyio
@@ -168,6 +168,35 @@ async def test_a_request_is_corked_only_while_others_await_their_answers() -> No
         assert _read_now(read_fd) == b""
         await anyio.lowlevel.checkpoint()
         assert _read_now(read_fd) == b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_corked_writes_go_out_at_once_past_the_limit_and_before_closing() -> None:
+    writer, read_fd = await open_writer()
+    os.set_blocking(read_fd, False)
+    try:
+        assert writer.try_send(b"a\n")
+        assert os.read(read_fd, 10) == b"a\n"
+        big = b"y" * (CORK_LIMIT // 2) + b"\n"
+        assert writer.try_send(big, corked=True)
+        with pytest.raises(BlockingIOError):
+            os.read(read_fd, 10)
+        assert writer.try_send(big, corked=True)  # past the limit: written in this turn, as far as the pipe takes it
+        received = os.read(read_fd, 1 << 20)
+        assert received
+        while len(received) < 2 * len(big):
+            try:
+                received += os.read(read_fd, 1 << 20)
+            except BlockingIOError:  # the pipe's capacity is one limit: the transport writes the rest when it can
+                await anyio.lowlevel.checkpoint()
+        assert received == big + big
+        assert writer.try_send(b"last\n", corked=True)
+        await writer.aclose()  # what is corked is written before the end of input
+        os.set_blocking(read_fd, True)
+        assert os.read(read_fd, 100) == b"last\n"
+        assert os.read(read_fd, 100) == b""
     finally:
         writer.abort()
         os.close(read_fd)
