@@ -320,6 +320,14 @@ def process_metrics() -> list[Metric]:
             baseline="group_single_slowest_ms",
         ),
         Metric(
+            "group_client_cpu_ms",
+            "ClientGroup start: this process's CPU (the rest is the servers')",
+            "ms",
+            "group",
+            "group_client_cpu_ms",
+            OURS,
+        ),
+        Metric(
             "idle_client_bytes",
             "memory of an idle connected client (stdio)",
             "B",

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         ResourceNotFound,
         ServerError,
         SessionExpired,
+        StructuredOutputError,
         ToolError,
         TransportError,
         UnsupportedProtocolVersion,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         RequestFinished,
         RequestSent,
         RetryScheduled,
+        ServerLog,
         ServerNotification,
         ServerStderr,
         Slow,
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     )
     from mcp_client.group import ClientGroup, ServerStatus
     from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
+    from mcp_client.logs import LogLevel
     from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
     from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
     from mcp_client.progress import ProgressCallback
@@ -97,6 +100,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "LateMessage",
+    "LogLevel",
     "MCPClientError",
     "MaxTimeout",
     "MemoryTransport",
@@ -124,6 +128,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "ServerError",
+    "ServerLog",
     "ServerNotification",
     "ServerSpec",
     "ServerStatus",
@@ -131,6 +136,7 @@ __all__ = [
     "SessionExpired",
     "Slow",
     "StdioTransport",
+    "StructuredOutputError",
     "TimedOut",
     "TimeoutArg",
     "TimeoutKind",
@@ -172,6 +178,7 @@ _LAZY: dict[str, str] = {
     "InvalidParams": "mcp_client.errors",
     "InvalidRequest": "mcp_client.errors",
     "LateMessage": "mcp_client.events",
+    "LogLevel": "mcp_client.logs",
     "MCPClientError": "mcp_client.errors",
     "MaxTimeout": "mcp_client.errors",
     "MemoryTransport": "mcp_client.transports.memory",
@@ -199,6 +206,7 @@ _LAZY: dict[str, str] = {
     "RootsHandler": "mcp_client.handlers",
     "SamplingHandler": "mcp_client.handlers",
     "ServerError": "mcp_client.errors",
+    "ServerLog": "mcp_client.events",
     "ServerNotification": "mcp_client.events",
     "ServerSpec": "mcp_client.config",
     "ServerStatus": "mcp_client.group",
@@ -206,6 +214,7 @@ _LAZY: dict[str, str] = {
     "SessionExpired": "mcp_client.errors",
     "Slow": "mcp_client.events",
     "StdioTransport": "mcp_client.transports.stdio",
+    "StructuredOutputError": "mcp_client.errors",
     "TimedOut": "mcp_client.events",
     "TimeoutArg": "mcp_client.client",
     "TimeoutKind": "mcp_client.policy",

@@ -1,12 +1,12 @@
 """Turning what a server answered into mcp-types models: results, pages of a listing, and a tool call's params.
 
 The client runs each call; these read its result (``resultType`` checked, the model validated; anything off is a
-:class:`~mcp_client.ProtocolError`) and walk a paginated listing's cursors.
+:class:`~mcp_client.ProtocolError`); the cursor walk of a listing is :func:`mcp_client.cached_requests.walk`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import mcp_types
@@ -15,12 +15,9 @@ from pydantic import BaseModel, ValidationError
 from mcp_client.errors import ProtocolError, ToolError
 from mcp_client.transports.base import JSONObject
 
-__all__ = ["idempotent_hint", "pages", "parse_result", "tool_params", "tool_result"]
+__all__ = ["idempotent_hint", "parse_result", "tool_params", "tool_result"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-MAX_PAGES = 10_000
-"""Most pages one listing may take (a server that never stops is a protocol error, not a hang)."""
 
 
 def idempotent_hint(hints: mcp_types.ToolAnnotations | None) -> bool:
@@ -54,22 +51,3 @@ def parse_result(method: str, result: JSONObject, model: type[ModelT]) -> ModelT
         return model.model_validate(result)
     except ValidationError as exc:
         raise ProtocolError(f"{method}: the result is not a valid {model.__name__}: {exc}", method=method) from None
-
-
-async def pages(
-    method: str, model: type[ModelT], fetch: Callable[[JSONObject], Awaitable[JSONObject]]
-) -> AsyncIterator[ModelT]:
-    """Every page of the listing ``method``, each fetched by ``fetch(params)`` and parsed as ``model``."""
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        params: JSONObject = {} if cursor is None else {"cursor": cursor}
-        page = parse_result(method, await fetch(params), model)
-        yield page
-        cursor = getattr(page, "next_cursor", None)
-        if cursor is None:
-            return
-        if cursor in seen:
-            raise ProtocolError(f"{method}: the server repeated the cursor {cursor!r}; stopping to avoid a loop")
-        seen.add(cursor)
-    raise ProtocolError(f"{method}: more than {MAX_PAGES} pages")

@@ -17,8 +17,11 @@ import mcp_types
 from anyio.from_thread import BlockingPortal
 
 from mcp_client._portal import PortalRunner
+from mcp_client.cache import ResultCache
 from mcp_client.call import Call
 from mcp_client.client import Client as AsyncClient
+from mcp_client.completion import CompletionRef
+from mcp_client.logs import LogLevel
 from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.retry import RetryPolicy
@@ -183,6 +186,7 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         retry: RetryArg = USE_CLIENT_DEFAULT,
         idempotent: bool = False,
+        log_level: LogLevel | None = None,
     ) -> JSONObject:
         """Send any request and return its raw ``result`` object (see :meth:`mcp_client.Client.request`)."""
         return self._runner.run(
@@ -193,11 +197,12 @@ class ClientView:
             on_progress=on_progress,
             retry=retry,
             idempotent=idempotent,
+            log_level=log_level,
         )
 
-    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
-        """Every tool of the server, all pages fetched."""
-        return self._runner.run(self._async.list_tools, timeout=timeout)
+    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
+        """Every tool of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_tools, timeout=timeout, cache=cache)
 
     def call_tool(
         self,
@@ -208,6 +213,7 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result (see :meth:`mcp_client.Client.call_tool`).
 
@@ -225,6 +231,7 @@ class ClientView:
             on_progress=on_progress,
             raise_on_error=raise_on_error,
             retry=retry,
+            log_level=log_level,
         )
 
     def tool_call(
@@ -236,19 +243,26 @@ class ClientView:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> SyncCall[mcp_types.CallToolResult]:
         """A blocking handle on a tool call (see :class:`SyncCall`); use it with ``with``."""
         runner = self._runner
         call = runner.call_sync(
             lambda: self._async.tool_call(
-                name, arguments, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
+                name,
+                arguments,
+                timeout=timeout,
+                on_progress=on_progress,
+                raise_on_error=raise_on_error,
+                retry=retry,
+                log_level=log_level,
             )
         )
         return SyncCall(runner, call)
 
-    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
-        """Every prompt of the server, all pages fetched."""
-        return self._runner.run(self._async.list_prompts, timeout=timeout)
+    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Prompt]:
+        """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_prompts, timeout=timeout, cache=cache)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
@@ -256,10 +270,51 @@ class ClientView:
         """Get a prompt, filled in with ``arguments``."""
         return self._runner.run(self._async.get_prompt, name, arguments, timeout=timeout)
 
-    def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
-        """Every resource of the server, all pages fetched."""
-        return self._runner.run(self._async.list_resources, timeout=timeout)
+    def list_resources(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.Resource]:
+        """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_resources, timeout=timeout, cache=cache)
 
-    def read_resource(self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> mcp_types.ReadResourceResult:
-        """Read a resource."""
-        return self._runner.run(self._async.read_resource, uri, timeout=timeout)
+    def read_resource(
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> mcp_types.ReadResourceResult:
+        """Read a resource (from the cache while it is fresh, unless ``cache=False``)."""
+        return self._runner.run(self._async.read_resource, uri, timeout=timeout, cache=cache)
+
+    def list_resource_templates(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+    ) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
+        return self._runner.run(self._async.list_resource_templates, timeout=timeout, cache=cache)
+
+    # -- the rest of what a host calls ------------------------------------------------------------------------
+
+    @property
+    def cache(self) -> ResultCache | None:
+        """The result cache (see :attr:`mcp_client.Client.cache`)."""
+        return self._async.cache
+
+    def complete(
+        self,
+        ref: CompletionRef,
+        argument_name: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+    ) -> mcp_types.Completion:
+        """The values the server suggests for one argument (see :meth:`mcp_client.Client.complete`)."""
+        return self._runner.run(self._async.complete, ref, argument_name, value, context, timeout=timeout)
+
+    def discover(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> mcp_types.DiscoverResult:
+        """What the server says of itself (see :meth:`mcp_client.Client.discover`)."""
+        return self._runner.run(self._async.discover, timeout=timeout, cache=cache)
+
+    def ping(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Check that the server answers (see :meth:`mcp_client.Client.ping`)."""
+        self._runner.run(self._async.ping, timeout=timeout)
+
+    def set_log_level(self, level: LogLevel, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Ask for the server's log messages at ``level`` and above (see :meth:`mcp_client.Client.set_log_level`)."""
+        self._runner.run(self._async.set_log_level, level, timeout=timeout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,13 +21,19 @@ import anyio.abc
 import mcp_types
 from pydantic import BaseModel
 
-from mcp_client._results import idempotent_hint, pages, parse_result, tool_params, tool_result
+from mcp_client._results import idempotent_hint, tool_params, tool_result
 from mcp_client._version import __version__
+from mcp_client.cache import ResultCache, authorization_context
+from mcp_client.cached_requests import CachedRequests
 from mcp_client.call import Call
 from mcp_client.calls import CallRunner
 from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError
 from mcp_client.events import Event
+from mcp_client.extensions import ExtensionsArg, with_extensions
+from mcp_client.features import ServerFeatures
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
+from mcp_client.logs import LogLevel
+from mcp_client.output_schema import OutputValidator
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
@@ -48,7 +54,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client:
+class Client(ServerFeatures):
     """A connection to one MCP server.
 
     ```python
@@ -78,6 +84,9 @@ class Client:
         max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
         meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
             (W3C trace context, for example).
+        extensions: Client extensions to declare in the capabilities: ``{"io.modelcontextprotocol/skills": {}}``.
+        validate_output: Check ``structuredContent`` against the tool's ``outputSchema`` (StructuredOutputError).
+        cache: Keep cacheable results while fresh (ttlMs): ``True``, ``False``, or a shared ``ResultCache``.
     """
 
     def __init__(
@@ -99,6 +108,9 @@ class Client:
         roots: RootsHandler | None = None,
         max_input_rounds: int = 10,
         meta_hook: Callable[[str, JSONObject], None] | None = None,
+        extensions: ExtensionsArg | None = None,
+        validate_output: bool = True,
+        cache: ResultCache | bool = True,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -119,8 +131,17 @@ class Client:
         self._probe_timeout = probe_timeout
         self._cancel_timeout = cancel_timeout
         self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
+        self._capabilities = with_extensions(self._handlers.capabilities(), extensions)
         self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._output = OutputValidator() if validate_output else None
+        shared = cache if isinstance(cache, ResultCache) else (ResultCache() if cache else None)
+        server_key = transport.era_cache_key or ("client", id(self))
+        self._cached = CachedRequests(shared, server_key, authorization_context(transport, self), self._now)
+        if shared is not None:
+            shared.add_listener(self._on_cache_invalidated)
+        self._log_level: LogLevel | None = None
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._runner: CallRunner | None = None
@@ -178,13 +199,15 @@ class Client:
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
         with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
-            return await negotiate.start(
-                runner,
-                mode=self.protocol,
-                cache_key=self.transport.era_cache_key,
-                client_info=self.client_info,
-                capabilities=self._handlers.capabilities(),
-                probe_timeout=self._probe_timeout,
+            return self._remember_discovery(
+                await negotiate.start(
+                    runner,
+                    mode=self.protocol,
+                    cache_key=self.transport.era_cache_key,
+                    client_info=self.client_info,
+                    capabilities=self._capabilities,
+                    probe_timeout=self._probe_timeout,
+                )
             )
         assert scope.cancelled_caught
         raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
@@ -288,13 +311,16 @@ class Client:
         on_progress: ProgressCallback | None = None,
         retry: RetryArg = USE_CLIENT_DEFAULT,
         idempotent: bool = False,
+        log_level: LogLevel | None = None,
     ) -> JSONObject:
         """Send any request and return its raw ``result`` object (for methods without a helper here).
 
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
+        ``log_level``: as for :meth:`call_tool`.
         """
         started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
+        self._stamp_log_level(own_params, log_level)
         policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)
         return await self._calls_runner.run(
             method,
@@ -330,8 +356,10 @@ class Client:
             self._session_generation += 1
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
-        if method == "notifications/tools/list_changed":
-            self._annotations.clear()  # stale hints are worse than none: re-learnt at the next list_tools()
+        if self._cached.cache is not None:  # (its listener forgets the tool hints)
+            self._cached.cache.on_notification(method, params, server=self._cached.server)
+        elif method == "notifications/tools/list_changed":
+            self._forget_tool_hints()
 
     @property
     def _sends_tool_headers(self) -> bool:
@@ -346,14 +374,15 @@ class Client:
 
     # -- tools --------------------------------------------------------------------------------------------------
 
-    async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Tool]:
-        """Every tool of the server, all pages fetched."""
-        pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout)
+    async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
+        """Every tool, all pages (fresh ones from the cache unless ``cache=False``); the client's tool hints."""
+        pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout, cache)
         tools = [tool for page in [p async for p in pages] for tool in page.tools]
         if self._sends_tool_headers:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
         self._annotations = {tool.name: tool.annotations for tool in tools}
+        self._output_schemas = {tool.name: tool.output_schema for tool in tools}
         return tools
 
     async def call_tool(
@@ -365,6 +394,7 @@ class Client:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool and return its result.
 
@@ -378,6 +408,8 @@ class Client:
             retry: This call's :class:`~mcp_client.RetryPolicy` (omitted: a matching ``retry_rules`` entry, else
                 the client's; ``None``: no retries). Only safe cases are ever retried: a request that never left,
                 or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
+            log_level: Ask for the server's log messages of this call at this level and above (2026-07-28), as
+                :class:`~mcp_client.ServerLog` events; at 2025-11-25 use :meth:`set_log_level`.
 
         Raises:
             IdleTimeout: The server showed no sign of life for ``idle`` seconds.
@@ -386,9 +418,11 @@ class Client:
             ServerError: The server answered with a JSON-RPC error.
             ProtocolError: The server broke the protocol.
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
+            StructuredOutputError: The result breaks the tool's ``outputSchema``.
         """
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
         params = tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
         for relisted in (False, True):
             try:
                 policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
@@ -403,12 +437,12 @@ class Client:
                     on_progress=on_progress,
                     renew=self._renew_session,
                 )
-                return tool_result(name, result, raise_on_error)
+                return self._checked(name, tool_result(name, result, raise_on_error))
             except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                await self.list_tools(timeout=timeout)
+                await self.list_tools(timeout=timeout, cache=False)
         raise AssertionError("unreachable")
 
     def tool_call(
@@ -420,6 +454,7 @@ class Client:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
         retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
     ) -> Call[mcp_types.CallToolResult]:
         """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
 
@@ -429,9 +464,10 @@ class Client:
                 print(p.progress, p.total, p.message)
             result = await call.result()
         ```
-        Leaving the ``async with`` block before the call ended cancels it.
+        Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
         """
         params = tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
         policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
@@ -441,7 +477,7 @@ class Client:
             "tools/call",
             params,
             policy=policy,
-            parse=lambda result: tool_result(name, result, raise_on_error),
+            parse=lambda result: self._checked(name, tool_result(name, result, raise_on_error)),
             on_progress=on_progress,
             progress_interval=self._progress_interval,
             retry=retry_policy,
@@ -451,39 +487,3 @@ class Client:
         )
         self._calls.add(call)
         return call
-
-    # -- prompts and resources ----------------------------------------------------------------------------------
-
-    async def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Prompt]:
-        """Every prompt of the server, all pages fetched."""
-        pages = self._paginate("prompts/list", mcp_types.ListPromptsResult, timeout)
-        return [prompt for page in [p async for p in pages] for prompt in page.prompts]
-
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-    ) -> mcp_types.GetPromptResult:
-        """Get a prompt, filled in with ``arguments``."""
-        params: JSONObject = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        result = await self.request("prompts/get", params, timeout=timeout, idempotent=True)
-        return parse_result("prompts/get", result, mcp_types.GetPromptResult)
-
-    async def list_resources(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> list[mcp_types.Resource]:
-        """Every resource of the server, all pages fetched."""
-        pages = self._paginate("resources/list", mcp_types.ListResourcesResult, timeout)
-        return [resource for page in [p async for p in pages] for resource in page.resources]
-
-    async def read_resource(
-        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT
-    ) -> mcp_types.ReadResourceResult:
-        """Read a resource."""
-        result = await self.request("resources/read", {"uri": uri}, timeout=timeout, idempotent=True)
-        return parse_result("resources/read", result, mcp_types.ReadResourceResult)
-
-    def _paginate(self, method: str, model: type[ModelT], timeout: TimeoutArg) -> AsyncIterator[ModelT]:
-        return pages(method, model, lambda params: self.request(method, params, timeout=timeout, idempotent=True))

@@ -122,6 +122,7 @@ class TimeoutConfig(BaseModel):
     notify_after: Duration = None
     reset_on_any_message: Flag = False
     pause_maximum: Flag = False
+    reset_on_log: Flag = True
 
     def partial(self) -> PartialTimeout:
         """The fields given in the file, as a partial policy."""

@@ -11,6 +11,7 @@ MCPClientError
 ├── RequestCancelled         cancelled through the Call handle
 ├── ServerError              JSON-RPC error from the server (.code .message .data), subclassed for known codes
 ├── ToolError                the tool reported ``isError: true`` (only when the caller asks for raising)
+├── StructuredOutputError    the tool's ``structuredContent`` does not match its ``outputSchema``
 └── ProtocolError            the server broke the protocol
 ```
 
@@ -43,6 +44,7 @@ __all__ = [
     "ResourceNotFound",
     "ServerError",
     "SessionExpired",
+    "StructuredOutputError",
     "ToolError",
     "TransportError",
     "UnsupportedProtocolVersion",
@@ -287,6 +289,21 @@ class ToolError(MCPClientError):
         super().__init__(message, **context)
         self.result = result
         """The full ``CallToolResult``."""
+
+
+class StructuredOutputError(MCPClientError):
+    """A tool's result breaks the ``outputSchema`` that ``list_tools()`` reported for it: its ``structuredContent``
+    does not validate, is missing, or the schema itself cannot be used (invalid, or a ``$ref`` that is not local).
+    Turn the check off with ``Client(validate_output=False)``."""
+
+    def __init__(self, message: str, *, result: Any, tool: str, path: tuple[str | int, ...] = (), **context: Any):
+        super().__init__(message, **context)
+        self.result = result
+        """The full ``CallToolResult``, unchanged."""
+        self.tool = tool
+        """The tool's name."""
+        self.path = path
+        """Where in ``structuredContent`` the first mismatch is (keys and indexes; empty: at the top)."""
 
 
 class ProtocolError(MCPClientError):

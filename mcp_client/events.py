@@ -27,6 +27,7 @@ __all__ = [
     "RequestFinished",
     "RequestSent",
     "RetryScheduled",
+    "ServerLog",
     "ServerNotification",
     "ServerStderr",
     "Slow",
@@ -177,6 +178,21 @@ class ServerNotification:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerLog:
+    """A log message of the server (``notifications/message``).
+
+    ``request_id`` is the request it belongs to: the one on whose response stream it came (Streamable HTTP), or
+    at 2026-07-28 over stdio the only request in flight that asked for logs (servers log only for those). ``None``
+    when it belongs to no request that can be told (a 2025-11-25 session-wide log).
+    """
+
+    level: str
+    data: Any
+    logger: str | None = None
+    request_id: RequestId | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ServerStderr:
     """One line the server process wrote to its stderr (stdio only). Not an error by itself."""
 
@@ -197,6 +213,7 @@ Event: TypeAlias = (
     | TransportFailure
     | ProtocolViolation
     | ServerNotification
+    | ServerLog
     | ServerStderr
 )
 """Any event of the stream."""

@@ -99,9 +99,10 @@ class PartialTimeout:
     notify_after: float | Unset | None = UNSET
     reset_on_any_message: bool | Unset = UNSET
     pause_maximum: bool | Unset = UNSET
+    reset_on_log: bool | Unset = UNSET
 
     def __post_init__(self) -> None:
-        for name in ("reset_on_any_message", "pause_maximum"):
+        for name in ("reset_on_any_message", "pause_maximum", "reset_on_log"):
             value = getattr(self, name)
             if value is not UNSET and not isinstance(value, bool):
                 raise TypeError(f"{name} must be a bool, not {type(value).__name__}")

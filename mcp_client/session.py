@@ -48,6 +48,7 @@ from mcp_client.events import (
 )
 from mcp_client.handlers import InputHandler
 from mcp_client.inflight import CallState, WireRequest
+from mcp_client.logs import asks_for_logs, python_level, server_log
 from mcp_client.policy import (
     Progress,
     ProgressTokens,
@@ -110,6 +111,8 @@ class Session:
         """Seconds a request's waiter sets its timer early (see :mod:`mcp_client._backend`)."""
         self._new_waiter = backend.new_waiter
         self.era: Era | None = None
+        self._asking_for_logs: set[int] = set()
+        """Requests in flight that asked for their log messages (2026-07-28), to tell whose a log is on stdio."""
         self.after_batch = AfterBatch(backend.call_soon)
         """Work deferred until the messages read together have all been routed (sync progress callbacks)."""
         self.on_batch_begin = self.after_batch.open
@@ -194,6 +197,8 @@ class Session:
         era = self.era
         assert era is not None
         stamped = era.stamp(dict(params), request.token)
+        if era.request_logs and asks_for_logs(stamped):
+            self._asking_for_logs.add(request.request_id)
         return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
 
     def try_write(self, message: JSONObject) -> bool:
@@ -245,6 +250,7 @@ class Session:
         now = self._now()
         if self._in_flight.pop(request.request_id, None) is not None:
             _remember(self._recent, request.request_id, now)
+            self._asking_for_logs.discard(request.request_id)
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 
@@ -303,8 +309,10 @@ class Session:
 
     # -- what the reader hands us ----------------------------------------------------------------------------
 
-    def on_message(self, message: JSONObject) -> None:
-        """Route one message from the server. Never blocks, never raises."""
+    def on_message(self, message: JSONObject, stream: RequestId | None = None) -> None:
+        """Route one message from the server. Never blocks, never raises.
+
+        ``stream``: the request on whose response stream the message came, when the transport knows (HTTP)."""
         if "id" in message and "method" not in message:
             self._on_response(message)
         elif "method" in message:
@@ -321,7 +329,7 @@ class Session:
             elif method == "notifications/progress":
                 self._on_progress(params or {}, message)
             else:
-                self._on_notification(method, params or {})
+                self._on_notification(method, params or {}, stream)
         else:
             self.emit(ProtocolViolation("neither a response, a request nor a notification", message))
 
@@ -390,15 +398,40 @@ class Session:
         if self._emit is not None:
             self.emit(ProgressAccepted(request.request_id, update, deliver))
 
-    def _on_notification(self, method: str, params: JSONObject) -> None:
+    def _on_notification(self, method: str, params: JSONObject, stream: RequestId | None = None) -> None:
         if method == "notifications/cancelled":
             # 2025-11-25: the server withdraws a request it made of us (an elicitation the user has not answered).
             self._server_requests.withdraw(params)
         if method == "notifications/message":
-            logger.log(_log_level(params.get("level")), "server log: %s", params.get("data"))
+            self._on_log(params, stream)
         if self._on_notification_hook is not None:
             self._on_notification_hook(method, params)
         self.emit(ServerNotification(method, params))
+
+    def _on_log(self, params: JSONObject, stream: RequestId | None) -> None:
+        """A server log message: a :class:`ServerLog` event for the request it belongs to, and, when that request's
+        policy says so, a sign of life for it."""
+        request = self._log_owner(stream)
+        log = server_log(params, request.request_id if request is not None else None)
+        logger.log(python_level(log.level), "server log: %s", log.data)
+        if request is not None:
+            deadline = request.call.deadline
+            if deadline.policy.reset_on_log or deadline.policy.reset_on_any_message:
+                now = self._now()
+                if deadline.sign_of_life(now) and self._emit is not None:
+                    self.emit(IdleTimerReset(request.request_id, deadline.idle_at(now)))
+        self.emit(log)
+
+    def _log_owner(self, stream: RequestId | None) -> WireRequest | None:
+        """The request a log message belongs to: the one whose stream it came on; where logs are per request
+        (2026-07-28) and there is no stream (stdio), the only request in flight that asked for logs, since servers
+        then log only for requests that asked, and only on theirs."""
+        if stream is not None:
+            key = wire_id(stream)
+            return self._in_flight.get(key) if key is not None else None
+        if self.era is not None and self.era.request_logs and len(self._asking_for_logs) == 1:
+            return self._in_flight.get(next(iter(self._asking_for_logs)))
+        return None
 
     def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:
         """A line that is not a message: report it; fail its request when it can be attributed to one."""
@@ -443,17 +476,3 @@ def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     table[key] = value
     if len(table) > _RECENT_LIMIT:
         table.popitem(last=False)
-
-
-def _log_level(level: object) -> int:
-    levels = {
-        "debug": logging.DEBUG,
-        "info": logging.INFO,
-        "notice": logging.INFO,
-        "warning": logging.WARNING,
-        "error": logging.ERROR,
-        "critical": logging.CRITICAL,
-        "alert": logging.CRITICAL,
-        "emergency": logging.CRITICAL,
-    }
-    return levels.get(level, logging.INFO) if isinstance(level, str) else logging.INFO

@@ -51,6 +51,9 @@ class TimeoutPolicy:
         notify_after: Seconds after which a still-running call reports itself as slow (a ``Slow`` event) and
             carries on, so a host can move it to the background instead of killing it.
         reset_on_any_message: Let any message for this request (not only progress) reset the idle clock.
+        reset_on_log: Let a log message of the server that belongs to this request (it came on the request's own
+            response stream, see :class:`~mcp_client.ServerLog`) reset the idle clock. On by default: the server
+            is working on this very call, and the maximum still bounds it.
         pause_maximum: Stop the maximum clock too while waiting on a person. Off by default: the maximum is a
             promise to the caller.
     """
@@ -61,6 +64,7 @@ class TimeoutPolicy:
     notify_after: float | None = None
     reset_on_any_message: bool = False
     pause_maximum: bool = False
+    reset_on_log: bool = True
 
     def __post_init__(self) -> None:
         for name in ("idle", "maximum", "connect", "notify_after"):

@@ -82,6 +82,17 @@ class Era:
         return self.modern
 
     @property
+    def request_logs(self) -> bool:
+        """Does each request ask for its own log messages (``_meta`` log level), which then come only on its own
+        stream? 2026-07-28 only: at 2025-11-25 ``logging/setLevel`` sets one level for the session."""
+        return self.modern
+
+    @property
+    def has_ping(self) -> bool:
+        """Is there a ``ping`` request? 2025-11-25 only: 2026-07-28 removed it (any request shows liveness)."""
+        return not self.modern
+
+    @property
     def name(self) -> str:
         """``"2026-07-28 (stateless)"`` or ``"2025-11-25 (initialize)"``, for humans."""
         return f"{self.version} ({'stateless' if self.modern else 'initialize'})"

@@ -109,6 +109,8 @@ class ServerIdentity:
     server_info: mcp_types.Implementation | None
     capabilities: mcp_types.ServerCapabilities
     instructions: str | None
+    discovered: dict[str, Any] | None = None
+    """The ``DiscoverResult`` as received, when the session started with one (a cacheable answer)."""
 
 
 async def start(
@@ -213,7 +215,8 @@ async def _adopt_discover_result(
         raise ConnectError(f"the server supports protocol versions {discovered.supported_versions}, none of ours")
     era = Era(mutual[0], modern=True, client_info=client_info, capabilities=capabilities)
     handshake.use_era(era)
-    return ServerIdentity(era, _server_info(discovered.meta), discovered.capabilities, discovered.instructions)
+    info = _server_info(discovered.meta)
+    return ServerIdentity(era, info, discovered.capabilities, discovered.instructions, discovered=result)
 
 
 async def _initialize(

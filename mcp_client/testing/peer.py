@@ -163,13 +163,16 @@ class ScriptedPeer:
         page_size: int = 50,
         discover: DiscoverBehaviour | None = None,
         stderr: TextIO | None = None,
+        ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
     ) -> None:
         """Configure the peer.
 
         ``discover`` decides what ``server/discover`` gets: ``"answer"`` (the default, except for
         ``era="legacy"``), ``"error"`` (-32601, the legacy default) or ``"silent"`` (never answered).
         ``stderr``, when given, is where the ``stderr`` tool also writes (it always records in
-        :attr:`PeerStats.stderr_lines`).
+        :attr:`PeerStats.stderr_lines`). ``ttl_ms`` and ``cache_scope`` are the caching hints of its modern
+        cacheable results (``server/discover``, the lists, ``resources/read``).
         """
         if era not in ("auto", "modern", "legacy"):
             raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
@@ -181,6 +184,8 @@ class ScriptedPeer:
         self.page_size = page_size
         self.discover: DiscoverBehaviour = discover or ("error" if era == "legacy" else "answer")
         self.stderr = stderr
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
         self.stats = PeerStats()
         self.counter = 0
         """The value of the counter the ``increment`` tool adds to."""
@@ -501,7 +506,7 @@ class _PeerConnection:
             self._era = "modern"
         result = await self._dispatch(request_id, method, params)
         if result is not None and self._era == "modern" and method in _CACHEABLE_METHODS:
-            result = {**result, "ttlMs": 0, "cacheScope": "public"}
+            result = {**result, "ttlMs": self._peer.ttl_ms, "cacheScope": self._peer.cache_scope}
         return result
 
     def _discover(self, request_id: RequestId, params: JsonObject) -> JsonObject | None:
@@ -517,8 +522,8 @@ class _PeerConnection:
             "resultType": "complete",
             "supportedVersions": [MODERN_PROTOCOL_VERSION],
             "capabilities": {"tools": {"listChanged": False}, "prompts": {}, "resources": {}},
-            "ttlMs": 0,
-            "cacheScope": "public",
+            "ttlMs": self._peer.ttl_ms,
+            "cacheScope": self._peer.cache_scope,
             "_meta": {SERVER_INFO_META_KEY: SERVER_INFO},
         }
 

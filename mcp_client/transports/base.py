@@ -32,8 +32,9 @@ class MessageHandler(Protocol):
     is asked something on the transport's side (an OAuth sign-in in the browser).
     """
 
-    def on_message(self, message: JSONObject) -> None:
-        """A well-formed JSON object arrived."""
+    def on_message(self, message: JSONObject, stream: RequestId | None = None) -> None:
+        """A well-formed JSON object arrived; ``stream`` is the request on whose response stream it came, when the
+        transport has such streams (Streamable HTTP), else ``None``."""
 
     def on_invalid(self, detail: str, raw: bytes | None, request_id: RequestId | None) -> None:
         """Something arrived that is not a message (bad JSON, not an object, oversized). ``request_id`` is set

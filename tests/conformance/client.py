@@ -32,6 +32,8 @@ from mcp_client.auth import (
     OAuth,
     PrivateKeyJwt,
 )
+from mcp_client.extensions import SKILLS
+from mcp_client.extensions.skills import SkillVerificationError
 from mcp_client.transports.http import http
 
 logger = logging.getLogger("conformance-client")
@@ -172,6 +174,31 @@ async def request_state(url: str, context: dict[str, Any]) -> None:
                 raise AssertionError(f"{name} answered {got!r}, expected {answer!r}")
 
 
+async def skills_lazy(url: str, context: dict[str, Any]) -> None:
+    """``sep-2640-client-no-prefetch``: list the skills and stop there: listing must read no skill file."""
+    async with _client(url, extensions={SKILLS: {}}) as client:
+        entries = await client.skills.list()
+        logger.info("listed %d skills: %s", len(entries), [entry.name for entry in entries])
+
+
+async def skills_verify(url: str, context: dict[str, Any]) -> None:
+    """``sep-2640-client-verify-*``: a host using each listed skill: load it, then read every file it lists.
+
+    The scenario serves a ``SKILL.md`` whose digest, size or frontmatter does not match its entry: the load must
+    fail and no further file of that skill may be read. (A skill that loads has all its files read, so a client
+    that let a tampered skill through would be caught reading the supporting file.)
+    """
+    async with _client(url, extensions={SKILLS: {}}) as client:
+        for entry in await client.skills.list():
+            try:
+                skill = await client.skills.load(entry)
+            except SkillVerificationError as exc:
+                logger.info("refused skill %s (%s): %s", entry.uri, exc.kind, exc)
+                continue
+            for file in entry.files or ():
+                await skill.read(file.uri)
+
+
 REDIRECT_URI = "http://localhost:3000/callback"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 """What ``auth/basic-cimd`` expects as the client id (a Client ID Metadata Document URL)."""
@@ -252,6 +279,10 @@ SCENARIOS: dict[str, Scenario] = {
     "json-schema-ref-no-deref": ref_no_deref,
     "json-schema-2020-12-preservation": schema_preservation,
     "sep-2322-client-request-state": request_state,
+    "sep-2640-client-no-prefetch": skills_lazy,
+    "sep-2640-client-verify-digest": skills_verify,
+    "sep-2640-client-verify-size": skills_verify,
+    "sep-2640-client-verify-frontmatter": skills_verify,
 }
 
 

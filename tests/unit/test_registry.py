@@ -146,6 +146,7 @@ def test_layer_constructors_and_validation() -> None:
         "notify_after": None,
         "reset_on_any_message": False,
         "pause_maximum": False,
+        "reset_on_log": True,
     }
     assert PolicyLayer().empty
     assert PartialTimeout(idle=UNSET).set_fields == {}

@@ -13,6 +13,7 @@ import mcp_client.sync
 ASYNC_ONLY = {
     "aclose": "the blocking classes have close()",
     "session": "the async session object is not used from another thread",
+    "skills": "the skills extension is async only: a loaded skill reads its files through the async client",
 }
 SYNC_EXTRA_KEYWORDS = {"backend", "backend_options", "interrupt_timeout"}
 """Keyword-only parameters the blocking constructors add: which event loop runs in the background thread."""

@@ -105,5 +105,5 @@ class _EventReader(_ConnectionState):
             self._open_responses.pop(request_id, None)
             if method == "initialize":
                 self._adopt_session(message, response)
-        self._handler.on_message(message)
+        self._handler.on_message(message, request_id)
         return answers
