@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         ProgressAccepted,
         ProgressRejected,
         ProtocolViolation,
+        Relistened,
         RequestFinished,
         RequestSent,
         RetryScheduled,
@@ -73,12 +74,37 @@ if TYPE_CHECKING:
     from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
     from mcp_client.progress import ProgressCallback
     from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
+    from mcp_client.subscriptions import (
+        DEFAULT_LISTEN_POLICY,
+        Change,
+        ListenPolicy,
+        PromptsListChanged,
+        ResourcesListChanged,
+        ResourceUpdated,
+        Subscription,
+        SubscriptionError,
+        SubscriptionFilter,
+        SubscriptionLost,
+        ToolsListChanged,
+    )
     from mcp_client.transports.base import Transport
     from mcp_client.transports.http import HttpTransport, http
     from mcp_client.transports.memory import MemoryTransport, memory
     from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
+    "Relistened",
+    "DEFAULT_LISTEN_POLICY",
+    "Change",
+    "ListenPolicy",
+    "PromptsListChanged",
+    "ResourcesListChanged",
+    "ResourceUpdated",
+    "Subscription",
+    "SubscriptionError",
+    "SubscriptionFilter",
+    "SubscriptionLost",
+    "ToolsListChanged",
     "Attempt",
     "Call",
     "CancelMethod",
@@ -157,6 +183,18 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "Relistened": "mcp_client.events",
+    "DEFAULT_LISTEN_POLICY": "mcp_client.subscriptions",
+    "Change": "mcp_client.subscriptions",
+    "ListenPolicy": "mcp_client.subscriptions",
+    "PromptsListChanged": "mcp_client.subscriptions",
+    "ResourcesListChanged": "mcp_client.subscriptions",
+    "ResourceUpdated": "mcp_client.subscriptions",
+    "Subscription": "mcp_client.subscriptions",
+    "SubscriptionError": "mcp_client.subscriptions",
+    "SubscriptionFilter": "mcp_client.subscriptions",
+    "SubscriptionLost": "mcp_client.subscriptions",
+    "ToolsListChanged": "mcp_client.subscriptions",
     "Attempt": "mcp_client.errors",
     "Call": "mcp_client.call",
     "CancelMethod": "mcp_client.events",

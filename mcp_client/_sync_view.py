@@ -8,7 +8,7 @@ the same for the call handle. Import them from :mod:`mcp_client.sync`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -17,6 +17,7 @@ import mcp_types
 from anyio.from_thread import BlockingPortal
 
 from mcp_client._portal import PortalRunner
+from mcp_client._sync_subscription import SyncSubscription
 from mcp_client.cache import ResultCache
 from mcp_client.call import Call
 from mcp_client.client import Client as AsyncClient
@@ -28,6 +29,7 @@ from mcp_client.policy.retry import RetryPolicy
 from mcp_client.progress import ProgressCallback
 from mcp_client.protocol.era import Era
 from mcp_client.registry import RetryArg
+from mcp_client.subscriptions import ListenPolicy
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["ClientView", "SyncCall"]
@@ -263,6 +265,24 @@ class ClientView:
     def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Prompt]:
         """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         return self._runner.run(self._async.list_prompts, timeout=timeout, cache=cache)
+
+    def listen(
+        self,
+        *,
+        tools: bool = True,
+        prompts: bool = True,
+        resources: bool = True,
+        resource_uris: Iterable[str] = (),
+        policy: ListenPolicy | None = None,
+    ) -> SyncSubscription:
+        """A blocking handle on a subscription to the server's changes (see :class:`SyncSubscription`)."""
+        runner = self._runner
+        subscription = runner.call_sync(
+            lambda: self._async.listen(
+                tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris, policy=policy
+            )
+        )
+        return SyncSubscription(runner, subscription)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT

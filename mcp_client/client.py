@@ -45,6 +45,7 @@ from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyRegistry, RetryArg, with_retry_rules
 from mcp_client.session import Session
+from mcp_client.subscriptions.listening import Listening
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
@@ -54,7 +55,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerFeatures):
+class Client(ServerFeatures, Listening):
     """A connection to one MCP server.
 
     ```python

@@ -24,6 +24,7 @@ __all__ = [
     "ProgressAccepted",
     "ProgressRejected",
     "ProtocolViolation",
+    "Relistened",
     "RequestFinished",
     "RequestSent",
     "RetryScheduled",
@@ -199,6 +200,17 @@ class ServerStderr:
     line: str
 
 
+@dataclass(frozen=True, slots=True)
+class Relistened:
+    """A subscription dropped unexpectedly and is opened again: ``subscriptions/listen`` with a new id after
+    ``delay`` seconds (2026-07-28). ``streak`` counts the drops in a row; ``cause`` is what ended the old one."""
+
+    previous_id: RequestId | None
+    delay: float
+    streak: int
+    cause: MCPClientError
+
+
 Event: TypeAlias = (
     RequestSent
     | RequestFinished
@@ -215,5 +227,6 @@ Event: TypeAlias = (
     | ServerNotification
     | ServerLog
     | ServerStderr
+    | Relistened
 )
 """Any event of the stream."""

@@ -29,6 +29,7 @@ import anyio.lowlevel
 
 from mcp_client._backend import Backend, current_backend
 from mcp_client._batch import AfterBatch
+from mcp_client._listeners import NotificationListener, tell
 from mcp_client.errors import (
     MCPClientError,
     ProtocolError,
@@ -96,6 +97,7 @@ class Session:
         self._cancels_pending = 0
         self._cancels_drained = anyio.Event()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
+        self._listeners: list[NotificationListener] = []
         self._server_requests = ServerRequests(
             task_group=task_group,
             handler=input_handler,
@@ -165,6 +167,11 @@ class Session:
             self._emit(event)
         except Exception:
             logger.exception("on_event hook failed on %r", event)
+
+    def add_listener(self, listener: NotificationListener) -> Callable[[], None]:
+        """Hand every notification (and the end of the connection) to ``listener`` too; returns its remover."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     async def drain_cancels(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) until the cancellations scheduled so far have been written."""
@@ -406,6 +413,7 @@ class Session:
             self._on_log(params, stream)
         if self._on_notification_hook is not None:
             self._on_notification_hook(method, params)
+        tell(self._listeners, "on_notification", method, params)
         self.emit(ServerNotification(method, params))
 
     def _on_log(self, params: JSONObject, stream: RequestId | None) -> None:
@@ -461,6 +469,7 @@ class Session:
         self.emit(TransportFailure(None, error))
         for request in list(self._in_flight.values()):
             request.settle({}, TransportError(error.message, written=True))
+        tell(self._listeners, "on_closed", error)
 
     def on_stderr(self, line: str) -> None:
         """A line from the server's stderr (stdio)."""

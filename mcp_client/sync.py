@@ -32,6 +32,7 @@ from typing import Any
 import mcp_types
 
 from mcp_client._portal import Portal, PortalRunner
+from mcp_client._sync_subscription import SyncSubscription
 from mcp_client._sync_view import ClientView, SyncCall
 from mcp_client.client import Client as AsyncClient
 from mcp_client.config import ServerSpec
@@ -44,7 +45,7 @@ from mcp_client.progress import ProgressCallback
 from mcp_client.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.transports.base import Transport
 
-__all__ = ["DEFAULT_INTERRUPT_TIMEOUT", "Client", "ClientGroup", "ClientView", "SyncCall"]
+__all__ = ["DEFAULT_INTERRUPT_TIMEOUT", "Client", "ClientGroup", "ClientView", "SyncCall", "SyncSubscription"]
 
 DEFAULT_INTERRUPT_TIMEOUT = 5.0
 """Seconds a Ctrl-C waits for the interrupted call to end and its cancellation to be written before re-raising."""

@@ -235,6 +235,12 @@ class _Router(ByteSendStream):
             parsed = None
         exchange.push((parsed if isinstance(parsed, dict) else None, raw))
 
+    def drop_current(self) -> None:
+        """Cut the response of the request whose task calls this (a listen's stream ends with nothing)."""
+        exchange = _CURRENT_EXCHANGE.get()
+        if exchange is not None:
+            exchange.push(_Signal.PEER_DIED)
+
     async def aclose(self) -> None:
         """Nothing to close: the HTTP responses are closed by their own tasks."""
 
@@ -761,7 +767,7 @@ class HttpPeer:
         if (
             holder.era == "modern"
             and self.cancel_on_close
-            and message.get("method") == "tools/call"
+            and message.get("method") in ("tools/call", "subscriptions/listen")
             and isinstance(request_id, str | int)
             and session.cancel_call(request_id)
         ):

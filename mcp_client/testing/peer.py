@@ -48,6 +48,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 from anyio.streams.stapled import StapledByteStream
 
+from mcp_client.testing._peer_listen import ListenBoard, ListenScript
 from mcp_client.testing._peer_streams import FileByteReceiveStream, FileByteSendStream, byte_pipe
 from mcp_client.testing._peer_tools import (
     INVALID_PARAMS,
@@ -64,6 +65,8 @@ from mcp_client.testing._peer_tools import (
 
 __all__ = [
     "EXIT_CODE_DIED",
+    "ListenBoard",
+    "ListenScript",
     "PeerSession",
     "PeerStats",
     "ScriptedPeer",
@@ -163,6 +166,7 @@ class ScriptedPeer:
         page_size: int = 50,
         discover: DiscoverBehaviour | None = None,
         stderr: TextIO | None = None,
+        listen: ListenScript | None = None,
         ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
     ) -> None:
@@ -171,8 +175,9 @@ class ScriptedPeer:
         ``discover`` decides what ``server/discover`` gets: ``"answer"`` (the default, except for
         ``era="legacy"``), ``"error"`` (-32601, the legacy default) or ``"silent"`` (never answered).
         ``stderr``, when given, is where the ``stderr`` tool also writes (it always records in
-        :attr:`PeerStats.stderr_lines`). ``ttl_ms`` and ``cache_scope`` are the caching hints of its modern
-        cacheable results (``server/discover``, the lists, ``resources/read``).
+        :attr:`PeerStats.stderr_lines`). ``listen`` scripts how ``subscriptions/listen`` is answered (2026-07-28);
+        the open listens are driven through :attr:`listens`. ``ttl_ms`` and ``cache_scope`` are the caching hints of
+        its modern cacheable results (``server/discover``, the lists, ``resources/read``).
         """
         if era not in ("auto", "modern", "legacy"):
             raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
@@ -189,6 +194,8 @@ class ScriptedPeer:
         self.stats = PeerStats()
         self.counter = 0
         """The value of the counter the ``increment`` tool adds to."""
+        self.listens = ListenBoard(listen or ListenScript())
+        """The open ``subscriptions/listen`` requests, and how each one ended (see :mod:`._peer_listen`)."""
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> None:
         """Serve one connection until ``receive`` reaches EOF or a tool kills the peer.
@@ -349,6 +356,14 @@ class _PeerConnection:
         self._stats.died = True
         self._stop()
 
+    def _drop_stream(self) -> None:
+        """End the current request's stream with nothing: over HTTP its response is cut; over stdio the peer dies."""
+        drop = getattr(self._send, "drop_current", None)
+        if callable(drop):
+            drop()
+        else:
+            self.die()
+
     def next_counter_value(self, increment: int) -> int:
         self._peer.counter += increment
         return self._peer.counter
@@ -446,10 +461,11 @@ class _PeerConnection:
             logger.debug("ignoring notification %s", method)
 
     def cancel_call(self, request_id: RequestId) -> bool:
-        """Cancel a running call (a tool that ignores cancellation is only flagged); False if none is running."""
+        """Cancel a running call (a tool that ignores cancellation is only flagged) or an open listen; False if
+        neither is running."""
         running = self._running_calls.get(request_id)
         if running is None:
-            return False
+            return self._peer.listens.cancel(request_id)
         call, tool, scope = running
         call.cancel_requested = True
         if not tool.ignores_cancellation:
@@ -552,6 +568,12 @@ class _PeerConnection:
     async def _dispatch(self, request_id: RequestId, method: str, params: JsonObject) -> JsonObject | None:
         if method == "tools/call":
             self._start_tool_call(request_id, params)
+            return None
+        if method == "subscriptions/listen" and self._era == "modern" and self._peer.listens.script.supported:
+            assert self._task_group is not None
+            self._task_group.start_soon(
+                self._peer.listens.serve, request_id, params, self.send_message, self._drop_stream, name=method
+            )
             return None
         if method == "tools/list":
             return self._page([tool.describe() for tool in TOOLS], params, "tools")
