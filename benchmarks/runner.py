@@ -50,7 +50,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     versions: dict[str, str | None] = {}
-    for package in ("mcp", "mcp-client", "anyio", "httpx", "httpcore", "httpx2", "httpcore2", "mcp-types"):
+    for package in ("mcp", "mcp-policy-client", "anyio", "httpx", "httpcore", "httpx2", "httpcore2", "mcp-types"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

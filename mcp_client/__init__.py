@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         RetryScheduled,
         ServerLog,
         ServerNotification,
+        ServerRestarted,
         ServerStderr,
         Slow,
         TimedOut,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
     from mcp_client.logs import LogLevel
     from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
+    from mcp_client.policy.restart import RestartPolicy
     from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
     from mcp_client.progress import ProgressCallback
     from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
@@ -93,6 +95,8 @@ if TYPE_CHECKING:
     from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
+    "RestartPolicy",
+    "ServerRestarted",
     "Relistened",
     "DEFAULT_LISTEN_POLICY",
     "Change",
@@ -183,6 +187,8 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "RestartPolicy": "mcp_client.policy.restart",
+    "ServerRestarted": "mcp_client.events",
     "Relistened": "mcp_client.events",
     "DEFAULT_LISTEN_POLICY": "mcp_client.subscriptions",
     "Change": "mcp_client.subscriptions",

@@ -22,6 +22,8 @@ import mcp_types
 from pydantic import BaseModel
 
 from mcp_client._results import idempotent_hint, tool_params, tool_result
+from mcp_client._server_view import ServerView
+from mcp_client._start_failure import close_and_raise
 from mcp_client._version import __version__
 from mcp_client.cache import ResultCache, authorization_context
 from mcp_client.cached_requests import CachedRequests
@@ -40,12 +42,12 @@ from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
 from mcp_client.progress import ProgressCallback
 from mcp_client.protocol import negotiate
-from mcp_client.protocol.era import Era
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.registry import PolicyRegistry, RetryArg, with_retry_rules
 from mcp_client.session import Session
 from mcp_client.subscriptions.listening import Listening
+from mcp_client.supervisor import Supervisor
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
@@ -55,7 +57,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerFeatures, Listening):
+class Client(ServerView, ServerFeatures, Listening):
     """A connection to one MCP server.
 
     ```python
@@ -165,21 +167,10 @@ class Client(ServerFeatures, Listening):
             self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
-            input_handler = self._handlers.handle if self._handlers.any else None
-            session = Session(
-                task_group=task_group,
-                emit=self._on_event,
-                cancel_timeout=self._cancel_timeout,
-                input_handler=input_handler,
-                on_notification=self._on_notification,
-            )
-            runner = CallRunner(
-                session,
-                budget=self.retry_budget,
-                max_rounds=self.max_input_rounds,
-                progress_interval=self._progress_interval,
-                input_handler=input_handler,
-            )
+            if (restart := getattr(self.transport, "restart", None)) is not None:  # stdio that heals: see supervisor
+                return await Supervisor.start(self, restart, task_group, stack)
+            runner = self._new_runner()
+            session = runner.session
             connection = await stack.enter_async_context(self.transport.connect(session))
             # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
             stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
@@ -191,11 +182,27 @@ class Client(ServerFeatures, Listening):
             self._stack = None
             # Close without handing the error to the task group, which would wrap it in an exception group.
             # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
-            await stack.aclose()
-            if isinstance(exc, MCPClientError) and not isinstance(exc, ConnectError):
-                raise ConnectError(f"could not start a session with {self.transport.description!r}: {exc}") from exc
-            raise
+            await close_and_raise(stack, exc, self.transport.description)
         return self
+
+    def _new_runner(self) -> CallRunner:
+        """A session (not connected yet) and the runner of its calls."""
+        assert self._task_group is not None
+        input_handler = self._handlers.handle if self._handlers.any else None
+        session = Session(
+            task_group=self._task_group,
+            emit=self._on_event,
+            cancel_timeout=self._cancel_timeout,
+            input_handler=input_handler,
+            on_notification=self._on_notification,
+        )
+        return CallRunner(
+            session,
+            budget=self.retry_budget,
+            max_rounds=self.max_input_rounds,
+            progress_interval=self._progress_interval,
+            input_handler=input_handler,
+        )
 
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
         connect = self.policies.server_timeout.connect
@@ -234,54 +241,6 @@ class Client(ServerFeatures, Listening):
             for call in background:
                 await call.wait()
         await stack.aclose()
-
-    # -- what the server said about itself -----------------------------------------------------------------------
-
-    @property
-    def session(self) -> Session:
-        """The session (raises if the client is not connected)."""
-        if self._session is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        return self._session
-
-    @property
-    def _calls_runner(self) -> CallRunner:
-        if self._runner is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        return self._runner
-
-    @property
-    def era(self) -> Era:
-        """The protocol era in use."""
-        era = self.session.era
-        assert era is not None
-        return era
-
-    @property
-    def protocol_version(self) -> str:
-        """The protocol version in use, e.g. ``"2026-07-28"``."""
-        return self.era.version
-
-    @property
-    def server_info(self) -> mcp_types.Implementation | None:
-        """The server's name and version, when it said."""
-        return self._identity.server_info if self._identity else None
-
-    @property
-    def server_capabilities(self) -> mcp_types.ServerCapabilities | None:
-        """The capabilities the server declared."""
-        return self._identity.capabilities if self._identity else None
-
-    @property
-    def server_process_id(self) -> int | None:
-        """The server's process id over stdio (None for other transports, or before connecting)."""
-        connection = self._session.connection if self._session is not None else None
-        return connection.process_id if connection is not None else None
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions for the model, if any."""
-        return self._identity.instructions if self._identity else None
 
     # -- policy ------------------------------------------------------------------------------------------------
 
@@ -439,11 +398,15 @@ class Client(ServerFeatures, Listening):
                     renew=self._renew_session,
                 )
                 return self._checked(name, tool_result(name, result, raise_on_error))
-            except HeaderMismatch:
+            except HeaderMismatch as exc:
                 if relisted or not self._sends_tool_headers:
+                    exc.about_tool(name, self._annotations.get(name))
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                 await self.list_tools(timeout=timeout, cache=False)
+            except MCPClientError as exc:
+                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
+                raise
         raise AssertionError("unreachable")
 
     def tool_call(

@@ -17,6 +17,8 @@ The file has the shape the MCP ecosystem uses (Claude Desktop, Claude Code, Curs
 * ``${VAR}`` and ``${VAR:-default}`` are replaced from the environment in ``command``, ``args``, ``env``, ``cwd``,
   ``url`` and ``headers`` when the file is loaded; an unset variable without a default is an error.
 * Durations are numbers of seconds, or ``null`` for "no limit of this kind".
+* ``"restart": {"max_restarts": 5, "window": 60}`` on a stdio server starts it again when it dies (the fields of
+  :class:`~mcp_client.RestartPolicy`; ``{}`` for its defaults).
 
 Every problem is reported at once, each with its JSON path and the reason, in a :class:`ConfigError`::
 
@@ -28,7 +30,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from mcp_client import config_env
 from mcp_client._config_values import (
     Attempts,
     Duration,
@@ -48,6 +50,7 @@ from mcp_client._config_values import (
     problem,
     shown,
 )
+from mcp_client.policy.restart import RestartPolicy
 from mcp_client.registry import (
     NO_LIMITS,
     AnnotationKey,
@@ -146,6 +149,22 @@ class RetryConfig(BaseModel):
         return PartialRetry(**{name: getattr(self, name) for name in self.model_fields_set})
 
 
+class RestartConfig(BaseModel):
+    """A stdio server's ``restart``: the fields of :class:`~mcp_client.RestartPolicy` (``{}``: its defaults)."""
+
+    model_config = _STRICT
+
+    max_restarts: Annotated[int, Field(ge=0, strict=True)] = 5
+    window: NonNegative = 60.0
+    initial_backoff: NonNegative = 0.1
+    max_backoff: NonNegative = 10.0
+    multiplier: Multiplier = 2.0
+
+    def policy(self) -> RestartPolicy:
+        """The restart policy this block describes."""
+        return RestartPolicy(**{name: getattr(self, name) for name in type(self).model_fields})
+
+
 def _timeout_shorthand(data: Any) -> Any:
     """``"timeout": 30`` is short for ``"timeout": {"maximum": 30}`` (as ``timeout=30`` is for a call)."""
     if isinstance(data, dict) and is_number(data.get("timeout")):
@@ -224,7 +243,6 @@ class PolicyConfig(RuleConfig):
 
 # -- servers and the file (tolerant: other hosts' keys are ignored) ---------------------------------------------
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
 _STDIO_TYPES = frozenset({"stdio"})
 
@@ -244,6 +262,7 @@ class ServerConfig(BaseModel):
     transport: Text | None = None
     disabled: Flag = False
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    restart: RestartConfig | None = None
 
     @model_validator(mode="after")
     def _check_transport(self) -> ServerConfig:
@@ -262,12 +281,15 @@ class ServerConfig(BaseModel):
                 raise problem("transport {kind} needs {needs}", kind=json.dumps(kind), needs=needs)
         if self.command is not None and not self.command:
             raise problem("'command' must not be empty")
+        if self.restart is not None and self.command is None:
+            raise problem("'restart' applies to stdio servers (with 'command') only")
         return self
 
     def transport_spec(self) -> Transport:
         """The transport this entry describes (environment references already expanded by :func:`load_config`)."""
         if self.command is not None:
-            return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd)
+            restart = self.restart.policy() if self.restart is not None else None
+            return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd, restart=restart)
         assert self.url is not None
         from mcp_client.transports.http import http  # the HTTP stack loads with the first HTTP server
 
@@ -354,12 +376,14 @@ def load_config(
             raise ConfigError([ConfigProblem("", reason)], source=name) from None
     if not isinstance(data, dict):
         raise ConfigError([ConfigProblem("", f"must be a JSON object, got {type(data).__name__}")], source=name)
+    environ = os.environ if environ is None else environ
     try:
         config = GroupConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_problems(exc), source=name) from None
+        # Every problem at once: the unset variables too, found in the raw entries since the model is not there.
+        raise ConfigError(_problems(exc) + _unset_variables(data, environ), source=name) from None
     problems: list[ConfigProblem] = []
-    expanded = _expand_environment(config, os.environ if environ is None else environ, problems)
+    expanded = _expand_environment(config, environ, problems)
     if problems:
         raise ConfigError(problems, source=name)
     return expanded
@@ -422,22 +446,34 @@ def _known_keys(location: list[str]) -> list[str]:
         return list(RetryConfig.model_fields)
     if parent == "policy":
         return list(PolicyConfig.model_fields)
+    if parent == "restart":
+        return list(RestartConfig.model_fields)
     return list(RuleConfig.model_fields)
+
+
+def _unset_variables(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[ConfigProblem]:
+    """The ``${VAR}`` references without a value in the entries of a file that did not validate (as JSON)."""
+    servers = data.get("mcpServers" if "mcpServers" in data else "servers")
+    if not isinstance(servers, Mapping):
+        return []
+    problems: list[ConfigProblem] = []
+    for name, entry in servers.items():
+        if isinstance(entry, Mapping) and entry.get("disabled") is not True:
+            for where, value in config_env.raw_values(entry):
+                _expand(value, f"mcpServers.{_segment(name)}.{where}", environ, problems)
+    return problems
+
+
+def _expand(value: str, path: str, environ: Mapping[str, str], problems: list[ConfigProblem]) -> str:
+    unset: list[str] = []
+    expanded = config_env.expand(value, environ, unset)
+    problems += [ConfigProblem(path, f"environment variable {variable!r} is not set") for variable in unset]
+    return expanded
 
 
 def _expand_environment(config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem]) -> GroupConfig:
     def expand(value: str, path: str) -> str:
-        def substitute(match: re.Match[str]) -> str:
-            variable, default = match.group(1), match.group(2)
-            found = environ.get(variable)
-            if found is not None and (found or default is None):
-                return found
-            if default is not None:
-                return default
-            problems.append(ConfigProblem(path, f"environment variable {variable!r} is not set"))
-            return ""
-
-        return _ENV_REFERENCE.sub(substitute, value)
+        return _expand(value, path, environ, problems)
 
     servers: dict[str, ServerConfig] = {}
     for name, server in config.servers.items():

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import mcp_types
 
 __all__ = [
     "Attempt",
@@ -90,6 +93,24 @@ class MCPClientError(Exception):
         self.last_progress = last_progress
         self.attempts: tuple[Attempt, ...] = ()
         """Every failed attempt of the call, oldest first (retries, input rounds); the last one is this error's."""
+        self.tool: str | None = None
+        """The tool of a failed ``tools/call``, when the client knows it."""
+        self.tool_annotations: mcp_types.ToolAnnotations | None = None
+        """That tool's annotations as ``tools/list`` reported them (``None``: not listed, or none given)."""
+
+    @property
+    def for_model(self) -> str:
+        """A short plain text for a model: what happened, whether the server was told to stop, and whether the
+        tool may have run and should be checked before it is called again (see :mod:`mcp_client.outcomes`)."""
+        from mcp_client.outcomes import for_model
+
+        return for_model(self)
+
+    def about_tool(self, name: str, annotations: mcp_types.ToolAnnotations | None) -> MCPClientError:
+        """Name the tool the failed call was for, with its annotations, where still unknown; returns self."""
+        self.tool = self.tool or name
+        self.tool_annotations = self.tool_annotations or annotations
+        return self
 
     def with_context(
         self,

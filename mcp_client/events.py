@@ -30,6 +30,7 @@ __all__ = [
     "RetryScheduled",
     "ServerLog",
     "ServerNotification",
+    "ServerRestarted",
     "ServerStderr",
     "Slow",
     "TimedOut",
@@ -163,6 +164,20 @@ class TransportFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerRestarted:
+    """A supervised stdio server died and a new process serves now (``stdio(..., restart=RestartPolicy())``).
+
+    ``restarts`` counts the restarts of this client so far (1 for the first); ``delay`` is the jittered wait
+    before this one; ``reason`` is why the previous process or the previous restart attempt failed."""
+
+    restarts: int
+    process_id: int | None
+    previous_process_id: int | None
+    delay: float
+    reason: Exception | None
+
+
+@dataclass(frozen=True, slots=True)
 class ProtocolViolation:
     """The server sent something that is not a valid message, or not one it may send. It was dropped."""
 
@@ -228,5 +243,6 @@ Event: TypeAlias = (
     | ServerLog
     | ServerStderr
     | Relistened
+    | ServerRestarted
 )
 """Any event of the stream."""

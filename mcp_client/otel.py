@@ -1,6 +1,6 @@
 """OpenTelemetry tracing from the event stream: one CLIENT span per call, W3C trace context in ``params._meta``.
 
-Needs the ``otel`` extra (``pip install 'mcp-client[otel]'``, which installs ``opentelemetry-api``); the rest of
+Needs the ``otel`` extra (``pip install 'mcp-policy-client[otel]'``, which installs ``opentelemetry-api``); the rest of
 mcp_client never imports this module.
 
 ```python
@@ -45,7 +45,7 @@ try:
     from opentelemetry.util.types import AttributeValue
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "mcp_client.otel needs OpenTelemetry: install the 'otel' extra (pip install 'mcp-client[otel]')"
+        "mcp_client.otel needs OpenTelemetry: install the 'otel' extra (pip install 'mcp-policy-client[otel]')"
     ) from exc
 
 from mcp_client._version import __version__

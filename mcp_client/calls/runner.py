@@ -57,6 +57,11 @@ class CallRunner:
         self._progress_interval = progress_interval
         self._input_handler = input_handler
 
+    @property
+    def heals(self) -> bool:
+        """Whether a connection that died is replaced (a supervised stdio server's restart): False here."""
+        return False
+
     async def run(
         self,
         method: str,

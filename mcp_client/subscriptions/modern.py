@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -42,6 +43,9 @@ from mcp_client.subscriptions.pending import PendingChanges
 from mcp_client.subscriptions.policy import ListenPolicy
 from mcp_client.subscriptions.router import id_key, router_for
 from mcp_client.transports.base import JSONObject
+
+if TYPE_CHECKING:
+    from mcp_client.session import Session
 
 __all__ = ["ModernSubscription"]
 
@@ -135,7 +139,6 @@ class ModernSubscription:
         invalidate: Callable[[Change], None] | None,
     ) -> None:
         self._runner = runner
-        self.session = runner.session
         self.asked = asked
         self.pending = pending
         self.acknowledged: SubscriptionFilter | None = None
@@ -146,11 +149,15 @@ class ModernSubscription:
         self._task_group = task_group
         self._policy = policy
         self._invalidate = invalidate
-        self._router = router_for(runner.session)
         self._scope = anyio.CancelScope()
         self._first = anyio.Event()
         self._done = anyio.Event()
         self._open_error: MCPClientError | None = None
+
+    @property
+    def session(self) -> Session:
+        """The session the subscription listens on now: after a supervised stdio server's restart, the new one."""
+        return self._runner.session
 
     # -- the consumer's side -----------------------------------------------------------------------------------
 
@@ -229,7 +236,7 @@ class ModernSubscription:
 
     def _lost(self, error: MCPClientError, streak: int) -> SubscriptionLost | None:
         """Why the subscription cannot be healed, or None to re-listen."""
-        if self.session.closed_error is not None:
+        if self.session.closed_error is not None and not self._runner.heals:
             return SubscriptionLost(f"the connection is gone: {self.session.closed_error.message}", method=LISTEN)
         if isinstance(error, ServerError) and error.code in _FINAL_CODES:
             return SubscriptionLost(f"the server refused to listen again: {error}", method=LISTEN)
@@ -241,7 +248,8 @@ class ModernSubscription:
         """One listen request, from its write to its end; returns it with how it ended."""
         listen = _Listen(self, relisten)
         params: JSONObject = {"notifications": self.asked.to_wire()}
-        self._router.add(listen)
+        router = router_for(self.session)  # each listen on the session of its time (a restart brings a new one)
+        router.add(listen)
         try:
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(self._request, listen, params)
@@ -251,7 +259,7 @@ class ModernSubscription:
                     listen.timed_out = True
                     listen.control.cancel(f"not acknowledged within {self._policy.open_timeout:g} s")
         finally:
-            self._router.remove(listen)
+            router.remove(listen)
         if listen.timed_out:
             listen.error = SubscriptionError(
                 f"the server did not acknowledge {LISTEN} within {self._policy.open_timeout:g} s",

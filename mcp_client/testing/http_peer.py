@@ -224,16 +224,16 @@ class _Router(ByteSendStream):
         self._stats = stats
 
     async def send(self, item: bytes) -> None:
-        raw = bytes(item).rstrip(b"\n")
         exchange = _CURRENT_EXCHANGE.get()
-        if exchange is None or exchange.finished:
-            self._stats.undelivered.append(raw)
-            return
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = None
-        exchange.push((parsed if isinstance(parsed, dict) else None, raw))
+        for raw in bytes(item).rstrip(b"\n").split(b"\n"):  # several lines in one write: one event each
+            if exchange is None or exchange.finished:
+                self._stats.undelivered.append(raw)
+                continue
+            try:
+                parsed = json.loads(raw)
+            except (ValueError, RecursionError):  # hostile tools write lines nested too deep to parse
+                parsed = None
+            exchange.push((parsed if isinstance(parsed, dict) else None, raw))
 
     def drop_current(self) -> None:
         """Cut the response of the request whose task calls this (a listen's stream ends with nothing)."""

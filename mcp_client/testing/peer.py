@@ -48,12 +48,12 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 from anyio.streams.stapled import StapledByteStream
 
+from mcp_client.testing._peer_hostile import HOSTILE_TOOLS
 from mcp_client.testing._peer_listen import ListenBoard, ListenScript
 from mcp_client.testing._peer_streams import FileByteReceiveStream, FileByteSendStream, byte_pipe
 from mcp_client.testing._peer_tools import (
     INVALID_PARAMS,
     TOOLS,
-    TOOLS_BY_NAME,
     Era,
     JsonObject,
     ProgressToken,
@@ -64,6 +64,7 @@ from mcp_client.testing._peer_tools import (
 )
 
 __all__ = [
+    "CATALOGUE",
     "EXIT_CODE_DIED",
     "ListenBoard",
     "ListenScript",
@@ -75,6 +76,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcp_client.testing.peer")
+
+CATALOGUE: tuple[ToolSpec, ...] = TOOLS + HOSTILE_TOOLS
+"""Every tool the peer lists: the scripted behaviours, then the hostile ones."""
+_TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in CATALOGUE}
 
 PeerEra: TypeAlias = Literal["auto", "modern", "legacy"]
 DiscoverBehaviour: TypeAlias = Literal["answer", "error", "silent"]
@@ -576,7 +581,7 @@ class _PeerConnection:
             )
             return None
         if method == "tools/list":
-            return self._page([tool.describe() for tool in TOOLS], params, "tools")
+            return self._page([tool.describe() for tool in CATALOGUE], params, "tools")
         if method == "prompts/list":
             return self._page(_PROMPTS, params, "prompts")
         if method == "prompts/get":
@@ -599,7 +604,7 @@ class _PeerConnection:
 
     def _start_tool_call(self, request_id: RequestId, params: JsonObject) -> None:
         name = params.get("name")
-        tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+        tool = _TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
             raise _RequestError(INVALID_PARAMS, f"unknown tool: {name!r}")
         arguments = params.get("arguments")

@@ -17,6 +17,11 @@ standard library, takes the standard library's path, so the values and the error
   ``ValueError`` for a non-finite number; a value neither engine knows raises ``TypeError``. pydantic-core also
   writes a few Python types the standard library refuses (``datetime``, ``UUID``, ``bytes`` as UTF-8 text,
   tuples as keys), in their usual JSON form.
+
+A value nested deeper than the decoders' recursion limits is refused with ``ValueError`` like any bad JSON
+(pydantic-core stops at a few hundred levels and ``json.loads`` is asked; its ``RecursionError`` past about a
+thousand levels, which is no ``ValueError``, is turned into one), so every reader that reports bad JSON reports
+this too.
 """
 
 from __future__ import annotations
@@ -48,9 +53,13 @@ def dumps(message: object) -> str:
 
 
 def loads(raw: bytes | str) -> object:
-    """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included)."""
+    """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included), also
+    for a value nested too deeply to decode."""
     try:
         return from_json(raw)
     except ValueError:
-        # Refused: not JSON (json.loads raises its own error), or a lone surrogate escape, which it accepts.
+        pass  # refused: not JSON (json.loads raises its own error), too deep, or a lone surrogate escape
+    try:
         return json.loads(raw.decode() if isinstance(raw, bytes) else raw)  # UTF-8 only, never UTF-16/32
+    except RecursionError:
+        raise ValueError("nested too deeply to decode") from None

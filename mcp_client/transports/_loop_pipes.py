@@ -5,8 +5,8 @@ the reader task is scheduled, resumes through several coroutine frames, splits t
 future. Every write, for its part, ends with a shielded checkpoint: a cancel scope and a whole loop turn. On
 asyncio under POSIX the client owns both pipes instead: the loop calls a protocol's ``data_received`` that runs the
 :class:`~mcp_client.transports.stream.LineSplitter` on the spot (one callback per chunk, nothing scheduled), and a
-write hands the bytes to the pipe transport and waits only when its buffer is full. On trio and on Windows the
-transport uses anyio's process streams as before.
+write hands the bytes to the pipe transport and waits only when its buffer is full. On trio the transport uses
+pipes of its own (:mod:`~mcp_client.transports._fd_pipes`), on Windows anyio's process streams.
 
 A request written while the server is still busy with earlier ones is corked until the end of the loop turn and
 leaves in one write with the others of the turn (see :class:`PipeWriter`); a lone request is never delayed.

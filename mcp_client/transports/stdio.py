@@ -5,7 +5,8 @@
 * It runs in a process group of its own, so shutdown reaches its children too.
 * Its stderr is read line by line and handed to logging and the event stream; it is never taken for an error.
 * Shutdown is a bounded ladder: close stdin, wait; SIGTERM to the group, wait; SIGKILL to the group.
-* If the process dies, every request in flight fails at once with :class:`~mcp_client.TransportError`.
+* If the process dies, every request in flight fails at once with :class:`~mcp_client.TransportError`; with a
+  ``restart`` policy the client then starts it again (:mod:`mcp_client.supervisor`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -23,9 +23,10 @@ import anyio
 import anyio.abc
 
 from mcp_client.errors import ConnectError, TransportError
-from mcp_client.transports._loop_pipes import ChildPipes
+from mcp_client.policy.restart import RestartPolicy
+from mcp_client.transports._child_io import ChildIO
 from mcp_client.transports.base import Connection, MessageHandler, Transport
-from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection, read_lines
+from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection
 
 __all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "stdio"]
 
@@ -67,6 +68,8 @@ class StdioTransport(Transport):
     on_stderr: Callable[[str], None] | None = None
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     shutdown: ShutdownTimings = field(default_factory=ShutdownTimings)
+    restart: RestartPolicy | None = None
+    """Start the server again when it dies (see :mod:`mcp_client.supervisor`); ``None``: a death is final."""
 
     @property
     def description(self) -> str:
@@ -84,30 +87,29 @@ class StdioTransport(Transport):
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
-        pipes = ChildPipes.open()
+        pipes = ChildIO()
+        stdin, stdout, stderr = pipes.spawn_options()
         try:
             process = await anyio.open_process(
                 [self.command, *self.args],
                 env=self.child_environment(),
                 cwd=self.cwd,
-                stdin=pipes.stdin if pipes is not None else subprocess.PIPE,
-                stdout=pipes.stdout if pipes is not None else subprocess.PIPE,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
                 start_new_session=sys.platform != "win32",
             )
         except BaseException as exc:
-            if pipes is not None:
-                pipes.close()
+            pipes.close()
             if isinstance(exc, OSError):
                 raise ConnectError(f"could not start {self.description!r}: {exc}") from exc
             raise
         try:
-            if pipes is not None:
-                pipes.spawned()
-            assert process.stderr is not None
-            connection = _StdioConnection(process, await self._stdin_of(process, pipes), self.description)
+            pipes.spawned()
+            connection = _StdioConnection(process, await pipes.writer(process), self.description)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read_stdout, process, pipes, handler)
-                tg.start_soon(self._read_stderr, process.stderr, handler)
+                tg.start_soon(self._read_stderr, process, pipes, handler)
                 try:
                     yield connection
                 finally:
@@ -115,24 +117,21 @@ class StdioTransport(Transport):
                         await self._shut_down(process, connection)
                     tg.cancel_scope.cancel()
         finally:
-            if pipes is not None:
-                pipes.close()
+            pipes.close()
             with anyio.CancelScope(shield=True):
                 await _kill_group(process, signal.SIGKILL if sys.platform != "win32" else None)
+                await self._release(process)
 
-    @staticmethod
-    async def _stdin_of(process: anyio.abc.Process, pipes: ChildPipes | None) -> anyio.abc.ByteSendStream:
-        if pipes is not None:
-            return await pipes.writer()
-        assert process.stdin is not None
-        return process.stdin
+    async def _release(self, process: anyio.abc.Process) -> None:
+        """Reap the child and close what the process object holds, before the connection is left: nothing of it
+        may be left for a finaliser to close after the event loop is gone (asyncio's subprocess transport)."""
+        with anyio.move_on_after(self.shutdown.after_sigkill):
+            await process.aclose()
+            return
+        logger.error("server %r (pid %s) could not be reaped", self.description, process.pid)
 
-    async def _read_stdout(self, process: anyio.abc.Process, pipes: ChildPipes | None, handler: MessageHandler) -> None:
-        if pipes is not None:
-            await pipes.read_messages(handler, max_message_size=self.max_message_size)
-        else:
-            assert process.stdout is not None
-            await read_lines(process.stdout, handler, max_message_size=self.max_message_size)
+    async def _read_stdout(self, process: anyio.abc.Process, pipes: ChildIO, handler: MessageHandler) -> None:
+        await pipes.read_messages(process, handler, self.max_message_size)
         code = process.returncode
         if code is None:
             with anyio.move_on_after(0.05):
@@ -140,21 +139,22 @@ class StdioTransport(Transport):
         detail = f"exited with code {code}" if code is not None else "closed its output"
         handler.on_closed(TransportError(f"server process {self.description!r} {detail}", written=True))
 
-    async def _read_stderr(self, stream: anyio.abc.ByteReceiveStream, handler: MessageHandler) -> None:
-        buffer = b""
-        try:
-            async for chunk in stream:
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    self._stderr_line(line, handler)
-                if len(buffer) > 65536:  # a runaway line: hand it on in pieces
-                    self._stderr_line(buffer, handler)
-                    buffer = b""
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-        if buffer:
-            self._stderr_line(buffer, handler)
+    async def _read_stderr(self, process: anyio.abc.Process, pipes: ChildIO, handler: MessageHandler) -> None:
+        pending = bytearray()
+
+        def on_chunk(chunk: bytes) -> None:
+            pending.extend(chunk)
+            *lines, rest = pending.split(b"\n")
+            for line in lines:
+                self._stderr_line(bytes(line), handler)
+            pending[:] = rest
+            if len(pending) > 65536:  # a runaway line: hand it on in pieces
+                self._stderr_line(bytes(pending), handler)
+                pending.clear()
+
+        await pipes.read_stderr(process, on_chunk)
+        if pending:
+            self._stderr_line(bytes(pending), handler)
 
     def _stderr_line(self, raw: bytes, handler: MessageHandler) -> None:
         line = raw.decode(errors="replace").rstrip("\r")
@@ -230,6 +230,7 @@ def stdio(
     inherit_env: bool = False,
     on_stderr: Callable[[str], None] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    restart: RestartPolicy | None = None,
 ) -> StdioTransport:
     """A transport that launches a server process and speaks MCP over its stdin/stdout.
 
@@ -243,6 +244,11 @@ def stdio(
         on_stderr: Called with each line the server writes to stderr (they are also logged at DEBUG).
         max_message_size: Largest message accepted from the server, in bytes; larger ones are dropped and
             reported, and the request they answer fails with a :class:`~mcp_client.ProtocolError`.
+        restart: Start the server again when its process dies, under this :class:`~mcp_client.RestartPolicy`
+            (jittered backoff, a cap of restarts per window); the client renegotiates and carries on. Calls in
+            flight at the death fail with :class:`~mcp_client.TransportError` (``written`` says whether they had
+            left); one that never left, or whose tool is idempotent, is sent to the new process within its
+            maximum when the call's retry policy allows. ``None`` (the default): the death is final.
     """
     return StdioTransport(
         command=command,
@@ -252,4 +258,5 @@ def stdio(
         inherit_env=inherit_env,
         on_stderr=on_stderr,
         max_message_size=max_message_size,
+        restart=restart,
     )

@@ -160,7 +160,7 @@ def test_without_rich_the_cli_says_what_to_install(
     monkeypatch.setitem(sys.modules, "rich.console", None)
 
     assert main(["tools", "--", *PEER]) == 2
-    assert "pip install 'mcp-client[cli]'" in capsys.readouterr().err
+    assert "pip install 'mcp-policy-client[cli]'" in capsys.readouterr().err
 
 
 def _wait_for_child_process(pid: int, *, within: float) -> None:

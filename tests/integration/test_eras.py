@@ -23,7 +23,7 @@ from mcp_client import (
     TimeoutPolicy,
     memory,
 )
-from mcp_client.testing._peer_tools import TOOLS
+from mcp_client.testing.peer import CATALOGUE as TOOLS
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
 

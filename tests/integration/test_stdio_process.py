@@ -45,7 +45,9 @@ import json, os, signal, subprocess, sys, time
 flags = set(sys.argv[1:])
 if "--ignore-term" in flags:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) if "--spawn" in flags else None
+stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " if "--stubborn-child" in flags else ""
+spawn = "--spawn" in flags or "--stubborn-child" in flags
+child = subprocess.Popen([sys.executable, "-c", stubborn + "import time; time.sleep(120)"]) if spawn else None
 
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
@@ -68,13 +70,16 @@ for line in sys.stdin:
     send({"jsonrpc": "2.0", "id": message["id"], "result": result})
     if "--stop-reading" in flags and message["method"] == "initialize":
         time.sleep(120)
+    if "--pause-reading" in flags and message["method"] == "initialize":
+        time.sleep(2)
 while "--ignore-eof" in flags:
     time.sleep(1)
 """
 """A legacy-era server in a few lines: refuses discover, answers initialize, and has one tool that reports an
-environment variable, its pid and (with ``--spawn``) the pid of a child it started. ``--ignore-term`` ignores
+environment variable, its pid and (with ``--spawn``) the pid of a child it started (``--stubborn-child``: one that
+ignores SIGTERM). ``--ignore-term`` ignores
 SIGTERM; ``--ignore-eof`` keeps running after its stdin closes; ``--stop-reading`` never reads again after the
-handshake."""
+handshake, ``--pause-reading`` only for two seconds."""
 
 
 def peer(*options: str) -> StdioTransport:

@@ -10,6 +10,7 @@ processes, real clocks, short backoffs.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Generator
 
@@ -24,6 +25,8 @@ from mcp_client import (
     ListenPolicy,
     Relistened,
     ResourceUpdated,
+    RestartPolicy,
+    ServerRestarted,
     Subscription,
     SubscriptionFilter,
     TimeoutPolicy,
@@ -131,3 +134,27 @@ async def test_a_subscription_heals_across_a_server_restart(port: int) -> None:
     causes = [e.cause for e in events if isinstance(e, Relistened)]
     assert causes
     assert all(isinstance(cause, TransportError) for cause in causes)
+
+
+async def test_a_subscription_follows_a_supervised_stdio_server_across_its_restart() -> None:
+    """Under ``stdio(..., restart=RestartPolicy(...))`` a killed server comes back as a new process with a new
+    session; the subscription listens again there by itself and says to refetch."""
+    restart = RestartPolicy(max_restarts=3, window=60, initial_backoff=0.05, max_backoff=0.2)
+    transport = stdio(sys.executable, [str(SERVER)], restart=restart)
+    events: list[Event] = []
+    async with (
+        Client(transport, timeout=POLICY, on_event=events.append) as client,
+        client.listen(prompts=False, resources=False, policy=FAST) as sub,
+    ):
+        await client.call_tool("add_tool", {"name": "before"})
+        assert await next_change(sub) == ToolsListChanged()
+        first_id, first_pid = sub.subscription_id, client.server_process_id
+        assert first_pid is not None
+        os.killpg(first_pid, signal.SIGKILL)
+        assert await next_change(sub) == ToolsListChanged(after_relisten=True)
+        assert client.server_process_id != first_pid
+        assert sub.relistens >= 1
+        await client.call_tool("add_tool", {"name": "after"})  # the new process's own subscriber list
+        assert await next_change(sub) == ToolsListChanged()
+    assert [e for e in events if isinstance(e, ServerRestarted)]
+    assert first_id is not None

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_client import RetryPolicy, TimeoutPolicy
+from mcp_client import RestartPolicy, RetryPolicy, TimeoutPolicy
 from mcp_client.config import ConfigError, load_config, parse_policy
 from mcp_client.transports.http import HttpTransport
 from mcp_client.transports.stdio import StdioTransport
@@ -188,3 +188,62 @@ def test_the_documented_example_loads() -> None:
     block = text.split("```json\n", 1)[1].split("```", 1)[0]
     specs = load_config(json.loads(block), environ={"SEARCH_API_KEY": "k", "DOCS_TOKEN": "t"}).specs()
     assert len(specs) == 3
+
+
+def test_unset_variables_are_reported_with_the_other_problems() -> None:
+    servers = {
+        "search": {
+            "command": "${SEARCH_BIN}",
+            "args": ["--index", "${SEARCH_INDEX:-main}"],
+            "env": {"KEY": "${SEARCH_KEY}"},
+            "policy": {"timeout": {"idle": -1}},
+        },
+        "docs": {"url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+        "off": {"command": "${NEVER_SET}", "disabled": True},
+    }
+    with pytest.raises(ConfigError) as caught:
+        load_config({"mcpServers": servers}, environ={})
+
+    paths = [problem.path for problem in caught.value.problems]
+    assert "mcpServers.search.policy.timeout.idle" in paths
+    assert {
+        "mcpServers.search.command": "environment variable 'SEARCH_BIN' is not set",
+        "mcpServers.search.env.KEY": "environment variable 'SEARCH_KEY' is not set",
+        "mcpServers.docs.headers.Authorization": "environment variable 'DOCS_TOKEN' is not set",
+    }.items() <= {problem.path: problem.reason for problem in caught.value.problems}.items()
+    assert len(paths) == 4  # the default and the disabled server are no problem
+
+
+def test_a_stdio_server_may_have_a_restart_policy() -> None:
+    config = load_config(
+        {
+            "mcpServers": {
+                "kept": {"command": "x", "restart": {"max_restarts": 2, "window": 30, "initial_backoff": 0.5}},
+                "defaults": {"command": "y", "restart": {}},
+                "plain": {"command": "z"},
+            }
+        }
+    )
+    kept = config.servers["kept"].transport_spec()
+    assert isinstance(kept, StdioTransport)
+    assert kept.restart == RestartPolicy(max_restarts=2, window=30, initial_backoff=0.5)
+    defaults = config.servers["defaults"].transport_spec()
+    assert isinstance(defaults, StdioTransport)
+    assert defaults.restart == RestartPolicy()
+    plain = config.servers["plain"].transport_spec()
+    assert isinstance(plain, StdioTransport)
+    assert plain.restart is None
+
+
+@pytest.mark.parametrize(
+    ("server", "expected"),
+    [
+        ({"url": "u", "restart": {}}, "mcpServers.s: 'restart' applies to stdio servers (with 'command') only"),
+        ({"command": "x", "restart": {"max_restart": 2}}, "mcpServers.s.restart.max_restart: unknown key; did you"),
+        ({"command": "x", "restart": {"max_restarts": -1}}, "mcpServers.s.restart.max_restarts: "),
+        ({"command": "x", "restart": {"window": -1}}, "mcpServers.s.restart.window: must be a number of seconds"),
+    ],
+)
+def test_restart_errors_name_the_key(server: dict[str, Any], expected: str) -> None:
+    (problem,) = problems({"mcpServers": {"s": server}})
+    assert problem.startswith(expected)

@@ -23,4 +23,4 @@ def test_the_package_and_the_sync_api_import_without_opentelemetry() -> None:
 def test_the_otel_module_names_the_extra_to_install() -> None:
     done = run("import mcp_client.otel")
     assert done.returncode != 0
-    assert "pip install 'mcp-client[otel]'" in done.stderr
+    assert "pip install 'mcp-policy-client[otel]'" in done.stderr

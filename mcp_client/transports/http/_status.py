@@ -11,12 +11,11 @@ a :class:`~mcp_client.TransportError`. Pure: reads the status, headers and body 
 
 from __future__ import annotations
 
-import json
-
 import httpx2
 
 from mcp_client.errors import TransportError
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
+from mcp_client.transports._json import loads
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["outcome_of_error_status"]
@@ -34,7 +33,7 @@ def outcome_of_error_status(response: httpx2.Response, body: bytes) -> Transport
         # the tool, so the status proves nothing about whether it ran. Only the retry policy decides a re-send.
         return TransportError(detail, written=True, status_code=status, retry_after=retry_after)
     try:
-        parsed = json.loads(body) if body.strip() else None
+        parsed = loads(body) if body.strip() else None
     except ValueError:
         parsed = None
     error_body = parsed.get("error") if isinstance(parsed, dict) else None

@@ -43,7 +43,9 @@ from mcp_client import (
     http,
     stdio,
 )
-from mcp_client.cli import CTRL_C_REASON, EventLog, Interrupts, ProgressView, print_error, progress_line
+from mcp_client.cli.display import ProgressView, print_error, progress_line
+from mcp_client.cli.interrupts import EventLog, Interrupts
+from mcp_client.cli.outcome import CTRL_C_REASON
 
 if TYPE_CHECKING:
     from rich.console import Console

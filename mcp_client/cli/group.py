@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_client.cli import (
-    EXIT_OK,
-    CallOptions,
-    EventLog,
-    Interrupts,
-    UsageError,
-    dump_json,
-    exit_code,
-    follow_call,
-    print_error,
-    tools_table,
-)
+import anyio
+
+from mcp_client.cli.commands import CallOptions, follow_call, note_shutdown_after_a_moment
+from mcp_client.cli.display import dump_json, print_error, tools_table
+from mcp_client.cli.interrupts import EventLog, Interrupts
+from mcp_client.cli.outcome import EXIT_OK, UsageError, exit_code
 from mcp_client.config import GroupConfig, load_config
 from mcp_client.errors import ConnectError
 from mcp_client.group import ClientGroup, split_tool_name
@@ -65,6 +61,20 @@ def _group(options: GroupOptions, log: EventLog, *, list_tools: bool) -> ClientG
     )
 
 
+@contextlib.asynccontextmanager
+async def closing_noted(group: ClientGroup, err: Console) -> AsyncIterator[ClientGroup]:
+    """``async with group``, saying on ``err`` that we wait when shutting the servers down takes a moment."""
+    async with anyio.create_task_group() as notices:  # entered first: the group is left inside it
+        try:
+            async with group:
+                try:
+                    yield group
+                finally:
+                    notices.start_soon(note_shutdown_after_a_moment, "the servers", err)
+        finally:
+            notices.cancel_scope.cancel()
+
+
 def report_failures(group: ClientGroup, err: Console, only: str | None = None) -> None:
     """Each server that did not start (or just ``only``), on stderr."""
     from rich.markup import escape
@@ -82,7 +92,7 @@ async def group_tools_command(
     group = _group(options, log, list_tools=False)
     if server is not None and server not in group:
         raise UsageError(f"no server named {server!r} in the configuration (servers: {', '.join(group)})")
-    async with group:
+    async with closing_noted(group, err):
         report_failures(group, err, server)
         listed = await group.list_tools()
         failures = {name: error for name, error in group.failures.items() if server in (None, name)}
@@ -126,7 +136,7 @@ async def group_call_command(
     group = _group(options, log, list_tools=True)
     if name not in group:
         raise UsageError(f"no server named {name!r} in the configuration (servers: {', '.join(group)})")
-    async with group:
+    async with closing_noted(group, err):
         report_failures(group, err)
         # the server's own policy supplies what the command line leaves out; ConnectError if the server failed
         call = group.tool_call(qualified, arguments, timeout=call_options.partial, retry=call_options.retry_arg)

@@ -1,0 +1,189 @@
+"""Outcomes a model can read: the plain text behind :attr:`MCPClientError.for_model <mcp_client.MCPClientError>`.
+
+An agent that called a tool and got an error needs three facts to decide what to do next: what happened, whether
+the server was told to stop, and whether the tool may have run (so that its effects must be checked before it is
+called again). The error already knows them: its class, :attr:`TransportError.written`, whether a request went out
+(``request_ids``), and, when the client listed the tool, its annotations (``readOnlyHint``, ``idempotentHint``,
+``destructiveHint``). This module turns them into a few short sentences, without the wire details a model has no
+use for (request ids, progress tokens).
+
+It reads errors and tool annotations only; it imports nothing else of the package but :mod:`mcp_client.errors`.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import TYPE_CHECKING
+
+from mcp_client.errors import (
+    ConnectError,
+    HeaderMismatch,
+    InvalidParams,
+    InvalidRequest,
+    MaxTimeout,
+    MCPClientError,
+    MethodNotFound,
+    MissingClientCapability,
+    ParseError,
+    ProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+    ResourceNotFound,
+    ServerError,
+    SessionExpired,
+    ToolError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+
+if TYPE_CHECKING:
+    import mcp_types
+
+__all__ = ["Ran", "for_model", "may_have_run"]
+
+# JSON-RPC errors that a server sends instead of running anything: the request was refused as it stood.
+_REFUSALS: tuple[type[ServerError], ...] = (
+    ParseError,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    ResourceNotFound,
+    HeaderMismatch,
+    MissingClientCapability,
+    UnsupportedProtocolVersion,
+)
+
+
+class Ran(enum.Enum):
+    """Whether the tool (or request) may have done its work by the time the error was raised."""
+
+    NO = "no"
+    """It surely did not run: nothing reached the server, or the server refused the request as it stood."""
+    MAYBE = "maybe"
+    """It may have run, in part or in full: its effects should be checked before it is called again."""
+    YES = "yes"
+    """It ran (and reported a failure)."""
+
+
+def may_have_run(error: MCPClientError) -> Ran:
+    """Whether the call that ended in ``error`` may have done its work on the server."""
+    if isinstance(error, ToolError):
+        return Ran.YES
+    if isinstance(error, ConnectError | SessionExpired) or _is_oauth_error(error):
+        return Ran.NO  # no session, a session the server no longer knew, or no authorization: it did not run
+    if isinstance(error, TransportError):
+        return Ran.MAYBE if error.written else Ran.NO
+    if isinstance(error, RequestTimeout | RequestCancelled):
+        return Ran.MAYBE if error.request_ids else Ran.NO
+    if isinstance(error, _REFUSALS):
+        return Ran.NO
+    return Ran.MAYBE  # InternalError, other server errors, a malformed answer: the work may have happened
+
+
+def for_model(error: MCPClientError) -> str:
+    """A short plain text for a model: what happened, whether the server was told to stop, and whether the
+    tool may have run and should be checked before it is called again."""
+    subject = f"The tool {error.tool!r}" if error.tool else f"The request {error.method}" if error.method else "It"
+    what = _what_happened(error, subject)
+    ran = may_have_run(error)
+    sentences = [what]
+    if _server_told_to_stop(error):
+        sentences.append("The client told the server to stop it.")
+    sentences.append(_advice(error, ran))
+    return " ".join(sentence for sentence in sentences if sentence)
+
+
+def _what_happened(error: MCPClientError, subject: str) -> str:
+    detail = _detail(error)
+    after = f" after {error.elapsed:.1f} s" if error.elapsed is not None else ""
+    tries = len(error.attempts)
+    attempts = f" ({tries} attempts)" if tries > 1 else ""
+    if isinstance(error, MaxTimeout):
+        limit = f" of {error.timeout:g} s" if error.timeout is not None else ""
+        return f"{subject} did not finish within its time limit{limit}{attempts}."
+    if isinstance(error, RequestTimeout):
+        limit = f" for {error.timeout:g} s" if error.timeout is not None else ""
+        return f"{subject} timed out{after}: the server showed no sign of life{limit}{attempts}."
+    if isinstance(error, RequestCancelled):
+        reason = f" ({error.reason})" if error.reason else ""
+        return f"{subject} was cancelled{after}{reason}."
+    if isinstance(error, ConnectError):
+        return f"{subject} could not be called: the server could not be started or reached ({detail})."
+    if _is_oauth_error(error):
+        return f"{subject} could not be called: authorization with the server failed ({detail})."
+    if isinstance(error, SessionExpired):
+        return f"{subject} failed: the server ended the session and a new one could not be used ({detail})."
+    if isinstance(error, TransportError):
+        status = f" (HTTP {error.status_code})" if error.status_code is not None else ""
+        if not error.written:
+            return f"{subject} could not be sent: the connection to the server failed{status}{attempts} ({detail})."
+        return f"{subject} failed: the connection to the server broke during the call{status}{attempts} ({detail})."
+    if isinstance(error, MethodNotFound):
+        return f"{subject} is not available on the server ({detail})."
+    if isinstance(error, InvalidParams):
+        return f"The server refused the arguments: {detail}."
+    if isinstance(error, ServerError):
+        return f"The server answered with an error (code {error.code}): {detail}."
+    if isinstance(error, ToolError):
+        return f"{subject} ran and reported an error: {detail}."
+    if isinstance(error, ProtocolError):
+        return f"{subject} failed: the server's answer did not follow the protocol ({detail})."
+    return f"{subject} failed: {detail}."
+
+
+def _is_oauth_error(error: MCPClientError) -> bool:
+    """An error of :mod:`mcp_client.auth` (looked up only if that module is loaded, as it is when one exists)."""
+    module = sys.modules.get("mcp_client.auth.errors")
+    return module is not None and isinstance(error, module.OAuthError)
+
+
+def _detail(error: MCPClientError) -> str:
+    """The error's own message, without the ``method:`` prefix the session puts in front of it."""
+    message = error.message
+    if error.method and message.startswith(f"{error.method}: "):
+        message = message[len(error.method) + 2 :]
+    return message.rstrip(".") or "no details"
+
+
+def _server_told_to_stop(error: MCPClientError) -> bool:
+    """Timeouts and cancellations of a request that went out are cancelled on the wire by the client."""
+    return isinstance(error, RequestTimeout | RequestCancelled) and bool(error.request_ids)
+
+
+def _advice(error: MCPClientError, ran: Ran) -> str:
+    hints = error.tool_annotations
+    if ran is Ran.NO:
+        if isinstance(error, InvalidParams):
+            return "The tool did not run: correct the arguments before trying again."
+        if isinstance(error, _REFUSALS):
+            return "The tool did not run."
+        if _is_oauth_error(error):
+            return "The tool did not run; calling it again needs the authorization fixed first."
+        wait = _retry_after(error)
+        return f"The tool did not run, so it is safe to try again{wait}."
+    if isinstance(error, ToolError):
+        return "Read the error before deciding whether to call it again."
+    safe = _safe_to_repeat(hints)
+    if safe:
+        return f"It may have run, in part or in full; it is {safe}, so calling it again is safe{_retry_after(error)}."
+    warning = " It is marked destructive." if hints is not None and hints.destructive_hint is True else ""
+    return (
+        f"It may have run, in part or in full: check its effects before calling it again, or it may run twice.{warning}"
+    )
+
+
+def _safe_to_repeat(hints: mcp_types.ToolAnnotations | None) -> str | None:
+    if hints is None:
+        return None
+    if hints.read_only_hint:
+        return "read-only"
+    if hints.idempotent_hint:
+        return "idempotent"
+    return None
+
+
+def _retry_after(error: MCPClientError) -> str:
+    if isinstance(error, TransportError) and error.retry_after is not None:
+        return f" after {error.retry_after:g} s (the server asked to wait)"
+    return ""

@@ -1,0 +1,27 @@
+"""Each adapter page's example runs as written: an agent calls the demo server's ``reindex`` through mcp_client."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("page", ["pydantic-ai.md", "langchain.md", "openai-agents.md"])
+def test_the_example_of_the_page_runs(page: str, tmp_path: Path) -> None:
+    example = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), re.S)[0]
+    script = tmp_path / "example.py"
+    script.write_text(example, encoding="utf-8")
+    root = str(DOCS.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "reindexed 'docs' in 2 batches" in done.stdout

@@ -1,0 +1,35 @@
+"""The stress suite's short form, in CI: ``python -m benchmarks.stress --short`` on asyncio and trio, over the
+in-memory transport, stdio and HTTP (about 20 s). It must pass, and must really have run every scenario.
+
+The long form is for a developer: ``python -m benchmarks.stress --soak-seconds 300 --trace-memory``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_short_stress_run_passes_and_counts_every_scenario(tmp_path: Path) -> None:
+    report_path = tmp_path / "stress.json"
+    command = [sys.executable, "-m", "benchmarks.stress", "--short", "--json", str(report_path)]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+
+    reports = json.loads(report_path.read_text())
+    assert [report["backend"] for report in reports] == ["asyncio", "trio"]
+    for report in reports:
+        tallies = {tally["name"]: tally for tally in report["tallies"]}
+        for transport in ("memory", "stdio", "http"):
+            assert tallies[f"hostile/{transport}"]["counts"]["rounds"] == 17
+            race = tallies[f"cancel_race/{transport}"]["counts"]
+            assert race.get("answered", 0) + race.get("cancelled", 0) == 200
+        soak = tallies["soak/stdio"]
+        assert soak["counts"]["calls"] > 100
+        assert soak["counts"]["increments_run"] <= soak["counts"]["increments_sent"]
+        assert soak["figures"]["fds_after"] == soak["figures"]["fds_before"]
+        assert all(not tally["failures"] for tally in tallies.values())
