@@ -42,6 +42,5 @@ from mcp_client.errors import SessionExpired
 from mcp_client.transports._http_headers import encode_header_value
 from mcp_client.transports.http._connection import _HttpConnection as _HttpConnection  # for the transport's tests
 from mcp_client.transports.http._transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT, HttpTransport, http
-from mcp_client.transports.http._transport import _new_client as _new_client  # for the transport's tests
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "HttpTransport", "SessionExpired", "encode_header_value", "http"]
