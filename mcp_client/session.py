@@ -209,9 +209,11 @@ class Session:
         return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
 
     def try_write(self, message: JSONObject) -> bool:
-        """Write a request at once if that cannot block (see :meth:`Connection.try_send_request`)."""
+        """Write a request at once if that cannot block (see :meth:`Connection.try_send_request`). While earlier
+        requests await their answers, the server is busy: the transport may write this one at the end of the loop
+        turn, together with the others of the turn, so the server finds several per wake-up."""
         assert self._connection is not None
-        return self._connection.try_send_request(message)
+        return self._connection.try_send_request(message, server_busy=len(self._in_flight) > 1)
 
     async def write(self, message: JSONObject, headers: dict[str, str] | None) -> None:
         """Write a request (the caller bounds the wait)."""
