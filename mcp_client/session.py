@@ -68,6 +68,8 @@ logger = logging.getLogger("mcp_client.session")
 
 _RECENT_LIMIT = 4096
 _NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
+_STANDING = frozenset({"subscriptions/listen"})
+"""Requests that stay open for as long as the host wants: an open one does not make the server busy."""
 
 
 class Session:
@@ -89,6 +91,7 @@ class Session:
         self._ids = RequestIds()
         self._tokens = ProgressTokens()
         self._in_flight: dict[int, WireRequest] = {}
+        self._standing = 0  # requests of _STANDING methods among them
         self._by_token: dict[str, WireRequest] = {}
         self._recent: OrderedDict[int, float] = OrderedDict()
         self._recent_tokens: OrderedDict[str, tuple[int, float]] = OrderedDict()
@@ -195,6 +198,8 @@ class Session:
         call.request_ids.append(request_id)
         call.current = request
         self._in_flight[request_id] = request
+        if call.method in _STANDING:
+            self._standing += 1
         if token is not None:
             self._by_token[token] = request
         return request
@@ -213,7 +218,8 @@ class Session:
         requests await their answers, the server is busy: the transport may write this one at the end of the loop
         turn, together with the others of the turn, so the server finds several per wake-up."""
         assert self._connection is not None
-        return self._connection.try_send_request(message, server_busy=len(self._in_flight) > 1)
+        busy = len(self._in_flight) - self._standing > 1  # (the request being written is in the table already)
+        return self._connection.try_send_request(message, server_busy=busy)
 
     async def write(self, message: JSONObject, headers: dict[str, str] | None) -> None:
         """Write a request (the caller bounds the wait)."""
@@ -258,6 +264,8 @@ class Session:
         if self._in_flight.pop(request.request_id, None) is not None:
             _remember(self._recent, request.request_id, now)
             self._asking_for_logs.discard(request.request_id)
+            if request.method in _STANDING:
+                self._standing -= 1
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 

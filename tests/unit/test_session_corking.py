@@ -60,3 +60,24 @@ async def test_a_request_is_marked_busy_only_while_another_awaits_its_answer() -
         third = write(calls[2])  # nothing else in flight: a lone request again
         assert connection.busy == [(first.request_id, False), (second, True), (third, False)]
         task_group.cancel_scope.cancel()
+
+
+async def test_an_open_subscription_does_not_make_the_server_busy() -> None:
+    """A listen stays open as long as the host wants: a call beside it is a lone request, written at once."""
+    async with anyio.create_task_group() as task_group:
+        session = Session(task_group=task_group)
+        connection = _Recording()
+        session.attach(connection)
+        session.use_era(Era("2026-07-28", modern=True))
+
+        def write(method: str) -> int:
+            call = CallState(method, Deadline(TimeoutPolicy(), started_at=session.now()), None)
+            request = session.open_request(call, want_token=False)
+            assert session.try_write(session.message(request, {}))
+            return request.request_id
+
+        listen = write("subscriptions/listen")
+        lone = write("tools/call")
+        beside_it = write("tools/call")  # the first call still awaits its answer: now the server is busy
+        assert connection.busy == [(listen, False), (lone, False), (beside_it, True)]
+        task_group.cancel_scope.cancel()
