@@ -94,7 +94,8 @@ async def throughput(driver: Driver, *, calls: int, concurrency: int, warmup: in
 
 
 async def progress(driver: Driver, *, notifications: int, repeats: int, warmup: int) -> Measurement:
-    """Client CPU per progress notification: (CPU of ``burst(n)`` - CPU of ``burst(0)``) / n, callback counting."""
+    """Client CPU per progress notification: (CPU of ``burst(n)`` - CPU of ``burst(0)``) / n, callback counting;
+    and the wall time of the ``burst(n)`` call (the server's pace, which the client's reading can slow down)."""
     await _warm_up(driver, warmup)
     delivered = 0
 
@@ -102,10 +103,15 @@ async def progress(driver: Driver, *, notifications: int, repeats: int, warmup: 
         nonlocal delivered
         delivered += 1
 
+    walls: list[float] = []
+
     async def cpu_of(n: int) -> float:
         gc.collect()
         before = cpu_seconds()
+        started = time.perf_counter()
         await driver.call("burst", {"n": n}, on_progress=tick)
+        if n == notifications:
+            walls.append(time.perf_counter() - started)
         return cpu_seconds() - before
 
     await cpu_of(0)  # warms the progress path
@@ -122,6 +128,7 @@ async def progress(driver: Driver, *, notifications: int, repeats: int, warmup: 
         "cpu_per_progress_us": extra / notifications * 1e6,
         "plain_call_cpu_us": statistics.median(plain) * 1e6,
         "burst_call_cpu_us": statistics.median(bursts) * 1e6,
+        "burst_wall_ms": statistics.median(walls) * 1e3,
         "notifications": notifications,
         "callbacks_run": statistics.median(counts),
     }

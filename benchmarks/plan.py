@@ -185,6 +185,14 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             targets=(Target("reference", 0.25),),
         ),
         Metric(
+            "progress_burst_wall_ms",
+            "wall time of the call that sends the {notifications:,} progress notifications",
+            "ms",
+            "progress",
+            "burst_wall_ms",
+            BOTH if stdio else HTTP_ALL,
+        ),
+        Metric(
             "timeout_error_delay_ms",
             "timeout: error after the deadline",
             "ms",

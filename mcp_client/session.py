@@ -72,6 +72,8 @@ _NOT_CANCELLABLE = frozenset(
 )
 """Never cancelled on the wire: the handshake (the spec forbids it), and the task requests, which are reads or
 acknowledgements; a task is cancelled with ``tasks/cancel`` alone, never with ``notifications/cancelled``."""
+_STANDING = frozenset({"subscriptions/listen"})
+"""Requests that stay open for as long as the host wants: an open one does not make the server busy."""
 
 
 class Session:
@@ -93,6 +95,7 @@ class Session:
         self._ids = RequestIds()
         self._tokens = ProgressTokens()
         self._in_flight: dict[int, WireRequest] = {}
+        self._standing = 0  # requests of _STANDING methods among them
         self._by_token: dict[str, WireRequest] = {}
         self._recent: OrderedDict[int, float] = OrderedDict()
         self._recent_tokens: OrderedDict[str, tuple[int, float]] = OrderedDict()
@@ -199,6 +202,8 @@ class Session:
         call.request_ids.append(request_id)
         call.current = request
         self._in_flight[request_id] = request
+        if call.method in _STANDING:
+            self._standing += 1
         if token is not None:
             self._by_token[token] = request
         return request
@@ -213,9 +218,12 @@ class Session:
         return {"jsonrpc": "2.0", "id": request.request_id, "method": request.method, "params": stamped}
 
     def try_write(self, message: JSONObject) -> bool:
-        """Write a request at once if that cannot block (see :meth:`Connection.try_send_request`)."""
+        """Write a request at once if that cannot block (see :meth:`Connection.try_send_request`). While earlier
+        requests await their answers, the server is busy: the transport may write this one at the end of the loop
+        turn, together with the others of the turn, so the server finds several per wake-up."""
         assert self._connection is not None
-        return self._connection.try_send_request(message)
+        busy = len(self._in_flight) - self._standing > 1  # (the request being written is in the table already)
+        return self._connection.try_send_request(message, server_busy=busy)
 
     async def write(self, message: JSONObject, headers: dict[str, str] | None) -> None:
         """Write a request (the caller bounds the wait)."""
@@ -260,6 +268,8 @@ class Session:
         if self._in_flight.pop(request.request_id, None) is not None:
             _remember(self._recent, request.request_id, now)
             self._asking_for_logs.discard(request.request_id)
+            if request.method in _STANDING:
+                self._standing -= 1
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
             _remember(self._recent_tokens, request.token, (request.request_id, now))
 

@@ -102,8 +102,9 @@ class FdWriter(anyio.abc.ByteSendStream):
         """A cancelled write left part of a line unwritten (it goes out before anything else)."""
         return bool(self._unsent)
 
-    def try_send(self, item: bytes) -> bool:
-        """Write ``item`` now if that is certain to write all of it; ``False`` (nothing written) otherwise."""
+    def try_send(self, item: bytes, *, corked: bool = False) -> bool:
+        """Write ``item`` now if that is certain to write all of it; ``False`` (nothing written) otherwise.
+        (``corked``, the hint that the server is busy, is not acted on here: each line is written at once.)"""
         fd = self._fd()
         if self._unsent or len(item) > _ATOMIC:
             return False

@@ -8,16 +8,13 @@ asyncio under POSIX the client owns both pipes instead: the loop calls a protoco
 write hands the bytes to the pipe transport and waits only when its buffer is full. On trio the transport uses
 pipes of its own (:mod:`~mcp_client.transports._fd_pipes`), on Windows anyio's process streams.
 
-Writes are corked per loop turn: the first write of a turn goes out at once (a lone request is never delayed),
-and the ones that follow it in the same turn (the other requests of a burst, started together) are joined and
-written as one at the end of the turn, or as soon as they reach :data:`CORK_LIMIT` bytes. A busy server then reads
-a burst in one or two reads and wake-ups rather than one per request.
+A request written while the server is still busy with earlier ones is corked until the end of the loop turn and
+leaves in one write with the others of the turn (see :class:`PipeWriter`); a lone request is never delayed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 
 import anyio
@@ -58,7 +55,7 @@ class _WriterProtocol(asyncio.BaseProtocol):
     """Flow control of the write pipe: the transport pauses us when its buffer is above its high-water mark."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self.loop = loop
         self.paused = False
         self.lost = False
         self._drained: asyncio.Future[None] | None = None
@@ -80,28 +77,52 @@ class _WriterProtocol(asyncio.BaseProtocol):
 
     async def drained(self) -> None:
         while self.paused and not self.lost:
-            self._drained = self._loop.create_future()
+            self._drained = self.loop.create_future()
             await self._drained
 
 
 class PipeWriter(anyio.abc.ByteSendStream):
-    """anyio's byte-stream interface over an asyncio write-pipe transport, waiting only while its buffer is full."""
+    """anyio's byte-stream interface over an asyncio write-pipe transport, waiting only while its buffer is full.
+
+    A write the caller marks ``corked`` (the server is still busy with earlier requests) waits, like a corked
+    socket's, until the end of the loop turn (or until :data:`CORK_LIMIT` bytes are corked), and everything corked
+    in the turn leaves in one write: a server that is the bottleneck then finds several requests per wake-up. A
+    write that is not corked (a lone request, a cancellation, a notification) leaves at once, after whatever was
+    corked before it.
+    """
 
     def __init__(self, transport: asyncio.WriteTransport, protocol: _WriterProtocol) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._loop = protocol.loop
         self._closed = False
-        self._loop = asyncio.get_running_loop()
-        self._corked: list[bytes] | None = None
-        """Writes after the first of this loop turn, joined at its end; None: no write yet this turn."""
+        self._corked: list[bytes] = []
         self._corked_size = 0
 
-    def try_send(self, item: bytes) -> bool:
-        """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise."""
+    def try_send(self, item: bytes, *, corked: bool = False) -> bool:
+        """Hand ``item`` to the pipe now if its buffer is not full; ``False`` (nothing written) otherwise.
+
+        ``corked``: the server is busy with earlier requests, so ``item`` may wait until the end of this loop turn
+        and leave in one write with everything else written in the turn (see :class:`PipeWriter`)."""
         if self._protocol.paused and not self._closed and not self._transport.is_closing():
             return False
+        if corked and not self._closed and not self._transport.is_closing():
+            if not self._corked:
+                self._loop.call_soon(self._flush)
+            self._corked.append(item)
+            self._corked_size += len(item)
+            if self._corked_size >= CORK_LIMIT:
+                self._flush()
+            return True
         self._write(item)
         return True
+
+    def _flush(self) -> None:
+        """The end of the loop turn: what was corked leaves in one write (unless the pipe went in between)."""
+        if self._corked and not self._closed and not self._transport.is_closing():
+            self._transport.write(b"".join(self._corked))
+        self._corked.clear()
+        self._corked_size = 0
 
     async def send(self, item: bytes) -> None:
         self._write(item)
@@ -115,41 +136,19 @@ class PipeWriter(anyio.abc.ByteSendStream):
             raise anyio.ClosedResourceError
         if self._transport.is_closing():
             raise anyio.BrokenResourceError
-        if self._corked is not None:  # not the first write of this turn: it joins the turn's second write
+        if self._corked:  # what was corked goes first: lines leave in the order they were written
             self._corked.append(item)
-            self._corked_size += len(item)
-            if self._corked_size >= CORK_LIMIT:
-                self._uncork()
-            return
+            item = b"".join(self._corked)
+            self._corked.clear()
+            self._corked_size = 0
         self._transport.write(item)
         if self._transport.is_closing():  # the write failed at once (the server's end of the pipe is gone)
             raise anyio.BrokenResourceError
-        self._corked = []
-        self._loop.call_soon(self._end_of_turn)
-
-    def _uncork(self) -> None:
-        """Write what was corked, as one write."""
-        corked = self._corked
-        if not corked:
-            return
-        self._corked = []
-        self._corked_size = 0
-        self._transport.write(b"".join(corked))
-        if self._transport.is_closing():
-            raise anyio.BrokenResourceError
-
-    def _end_of_turn(self) -> None:
-        if not self._closed and not self._transport.is_closing():
-            # A failure here reaches nobody's write: the pipe is closing, and the end of the server's output
-            # (or its exit) fails the requests that were in it.
-            with contextlib.suppress(anyio.BrokenResourceError):
-                self._uncork()
-        self._corked = None
-        self._corked_size = 0
 
     def abort(self) -> None:
         """Close the pipe now, dropping what is still buffered (unless it is closed already)."""
         self._closed = True
+        self._corked.clear()
         transport = self._transport
         # Closing already, with nothing left to flush (closed after a failed write, or flushed): it goes by itself.
         if not self._protocol.lost and (not transport.is_closing() or transport.get_write_buffer_size()):
@@ -157,9 +156,7 @@ class PipeWriter(anyio.abc.ByteSendStream):
 
     async def aclose(self) -> None:
         """Close the pipe once what is buffered has been written (the server then sees end of input)."""
-        if not self._closed and not self._transport.is_closing():
-            with contextlib.suppress(anyio.BrokenResourceError):
-                self._uncork()
+        self._flush()
         self._closed = True
         self._transport.close()
         await anyio.lowlevel.checkpoint()

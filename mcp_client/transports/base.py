@@ -54,9 +54,12 @@ class Connection(abc.ABC):
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         """Write a request. Raises :class:`TransportError` with ``written`` saying whether it may have left."""
 
-    def try_send_request(self, message: JSONObject) -> bool:
+    def try_send_request(self, message: JSONObject, *, server_busy: bool = False) -> bool:
         """Write a request at once if that cannot block, and say so; ``False`` (the default): nothing was written,
-        use :meth:`send_request`. Raises :class:`TransportError` like it. Lets the common case skip a cancel scope."""
+        use :meth:`send_request`. Raises :class:`TransportError` like it. Lets the common case skip a cancel scope.
+
+        ``server_busy``: earlier requests on this connection still await their answers, so the transport may hold
+        this one until the end of the loop turn and write it together with the others of the turn (stdio)."""
         return False
 
     @abc.abstractmethod

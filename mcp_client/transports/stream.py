@@ -18,7 +18,7 @@ import anyio.abc
 
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
-from mcp_client.transports._json import dumps, loads
+from mcp_client.transports._json import dump_bytes, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
@@ -34,7 +34,7 @@ _CHUNK = 65536
 
 def encode_message(message: JSONObject) -> bytes:
     """Compact JSON plus the newline that ends it. JSON escapes newlines inside strings, so one line each."""
-    return (dumps(message) + "\n").encode()
+    return dump_bytes(message) + b"\n"
 
 
 class LineSplitter:
@@ -164,6 +164,7 @@ class LineConnection(Connection):
         describe_failure: Callable[[], str] = lambda: "the server's input is closed",
     ) -> None:
         self._send_stream = send_stream
+        self._send_now: Callable[..., bool] | None = getattr(send_stream, "try_send", None)
         self._lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended: one write at a time is the rule
         self._describe_failure = describe_failure
         self._closed = False
@@ -181,18 +182,18 @@ class LineConnection(Connection):
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         await self._write(message)
 
-    def try_send_request(self, message: JSONObject) -> bool:
-        return self._try_write(message)
+    def try_send_request(self, message: JSONObject, *, server_busy: bool = False) -> bool:
+        return self._try_write(message, server_busy)
 
     def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
         return CancelMethod.NOTIFICATION if self._try_write(cancellation(request_id, reason)) else None
 
-    def _try_write(self, message: JSONObject) -> bool:
-        send_now = getattr(self._send_stream, "try_send", None)  # a stream that can take bytes without waiting
+    def _try_write(self, message: JSONObject, corked: bool = False) -> bool:
+        send_now = self._send_now  # a stream that can take bytes without waiting (asyncio's own pipes)
         if send_now is None or self._closed or self._lock.locked():
             return False
         try:
-            sent: bool = send_now(encode_message(message))
+            sent: bool = send_now(encode_message(message), corked=corked)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise self._broken(exc) from exc
         return sent

@@ -1,4 +1,4 @@
-"""The message parser agrees with ``json.loads`` on values and on what it refuses."""
+"""The message parser agrees with ``json.loads`` on values and on what it refuses; the writer with ``json.dumps``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_client.transports._json import loads
+from mcp_client.transports._json import dump_bytes, dumps, loads
 
 GOOD = [
     b'{"jsonrpc":"2.0","id":1,"result":{}}',
@@ -41,3 +41,43 @@ def test_same_value_as_json_loads(raw: bytes) -> None:
 def test_refuses_what_json_loads_refuses_with_a_value_error(raw: bytes) -> None:
     with pytest.raises(ValueError, match=r"."):
         loads(raw)
+
+
+def test_a_lone_surrogate_escape_reads_as_json_loads_reads_it() -> None:
+    assert loads(b'{"text":"\\ud800"}') == {"text": "\ud800"}
+
+
+def test_bytes_are_read_as_utf8_only() -> None:
+    with pytest.raises(ValueError, match=r"."):
+        loads('{"a":1}'.encode("utf-16"))
+
+
+MESSAGES: list[object] = [
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "café"}}},
+    {"a": [1, 2.5, None, True, False, -0.0, 1e16, 2**80], "b": {"c": 'line\nbreak \u2028 "quoted"'}},
+    {"text": "NaN and Infinity are only words here"},
+    [],
+    "plain",
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_written_json_reads_back_as_the_standard_library_reads_its_own(message: object) -> None:
+    ours = dump_bytes(message)
+    assert ours == json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    assert dumps(message) == ours.decode()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_number_is_refused_with_a_value_error(value: float) -> None:
+    with pytest.raises(ValueError, match="JSON compliant"):
+        dump_bytes({"params": {"arguments": {"x": [1, value]}}})
+
+
+def test_a_value_neither_engine_knows_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dump_bytes({"x": object()})
+
+
+def test_non_ascii_is_written_as_utf8_not_escaped() -> None:
+    assert dump_bytes({"t": "é"}) == '{"t":"é"}'.encode()

@@ -88,20 +88,86 @@ async def test_line_connection_takes_the_fast_path_only_with_a_stream_that_offer
         os.close(read_fd)
 
 
-async def test_writes_of_one_loop_turn_after_the_first_go_out_together_at_its_end() -> None:
-    writer, read_fd = await open_writer()
+class _CountingWrites:
+    """Counts the writes a pipe transport is handed (the writer's only way to the pipe)."""
+
+    def __init__(self, writer: PipeWriter) -> None:
+        self.writes: list[bytes] = []
+        transport = writer._transport
+        real = transport.write
+
+        def write(data: bytes | bytearray | memoryview) -> None:
+            self.writes.append(bytes(data))
+            real(data)
+
+        transport.write = write  # type: ignore[method-assign]
+
+
+def _read_now(read_fd: int) -> bytes:
     os.set_blocking(read_fd, False)
     try:
-        assert writer.try_send(b"first\n")
-        assert os.read(read_fd, 100) == b"first\n"  # a lone write is not delayed
-        assert writer.try_send(b"second\n")
-        await writer.send(b"third\n")
-        with pytest.raises(BlockingIOError):
-            os.read(read_fd, 100)  # corked until the turn ends
+        return os.read(read_fd, 1 << 16)
+    except BlockingIOError:
+        return b""
+
+
+async def test_corked_writes_wait_for_the_end_of_the_loop_turn_and_leave_in_one_write() -> None:
+    writer, read_fd = await open_writer()
+    counting = _CountingWrites(writer)
+    try:
+        assert writer.try_send(b"one\n", corked=True)
+        assert writer.try_send(b"two\n", corked=True)
+        assert writer.try_send(b"three\n", corked=True)
+        assert _read_now(read_fd) == b""  # held: nothing left in this turn
+        await anyio.lowlevel.checkpoint()  # the loop turn ends
+        assert counting.writes == [b"one\ntwo\nthree\n"]
+        assert _read_now(read_fd) == b"one\ntwo\nthree\n"
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_a_write_that_is_not_corked_leaves_at_once_after_what_was_corked_before_it() -> None:
+    writer, read_fd = await open_writer()
+    counting = _CountingWrites(writer)
+    try:
+        assert writer.try_send(b"request 1\n", corked=True)
+        assert writer.try_send(b"cancel 1\n")  # a cancellation is never held, nor put before its request
+        assert _read_now(read_fd) == b"request 1\ncancel 1\n"
+        await writer.send(b"notification\n")
+        await anyio.lowlevel.checkpoint()  # the flush the cork queued finds nothing left to write
+        assert counting.writes == [b"request 1\ncancel 1\n", b"notification\n"]
+    finally:
+        writer.abort()
+        os.close(read_fd)
+
+
+async def test_closing_the_writer_flushes_what_was_corked_and_abort_drops_it() -> None:
+    writer, read_fd = await open_writer()
+    assert writer.try_send(b"last\n", corked=True)
+    await writer.aclose()
+    assert _read_now(read_fd) == b"last\n"
+    os.close(read_fd)
+
+    writer, read_fd = await open_writer()
+    counting = _CountingWrites(writer)
+    assert writer.try_send(b"dropped\n", corked=True)
+    writer.abort()
+    await anyio.lowlevel.checkpoint()
+    assert counting.writes == []
+    os.close(read_fd)
+
+
+async def test_a_request_is_corked_only_while_others_await_their_answers() -> None:
+    writer, read_fd = await open_writer()
+    try:
+        connection = LineConnection(writer)
+        assert connection.try_send_request({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert _read_now(read_fd) == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'  # a lone request: at once
+        assert connection.try_send_request({"jsonrpc": "2.0", "id": 2, "method": "ping"}, server_busy=True)
+        assert _read_now(read_fd) == b""
         await anyio.lowlevel.checkpoint()
-        assert os.read(read_fd, 100) == b"second\nthird\n"  # one write
-        assert writer.try_send(b"next turn\n")
-        assert os.read(read_fd, 100) == b"next turn\n"  # a new turn: its first write goes out at once again
+        assert _read_now(read_fd) == b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
     finally:
         writer.abort()
         os.close(read_fd)
@@ -114,10 +180,10 @@ async def test_corked_writes_go_out_at_once_past_the_limit_and_before_closing() 
         assert writer.try_send(b"a\n")
         assert os.read(read_fd, 10) == b"a\n"
         big = b"y" * (CORK_LIMIT // 2) + b"\n"
-        assert writer.try_send(big)
+        assert writer.try_send(big, corked=True)
         with pytest.raises(BlockingIOError):
             os.read(read_fd, 10)
-        assert writer.try_send(big)  # past the limit: written in this turn, as far as the pipe takes it
+        assert writer.try_send(big, corked=True)  # past the limit: written in this turn, as far as the pipe takes it
         received = os.read(read_fd, 1 << 20)
         assert received
         while len(received) < 2 * len(big):
@@ -126,7 +192,7 @@ async def test_corked_writes_go_out_at_once_past_the_limit_and_before_closing() 
             except BlockingIOError:  # the pipe's capacity is one limit: the transport writes the rest when it can
                 await anyio.lowlevel.checkpoint()
         assert received == big + big
-        assert writer.try_send(b"last\n")
+        assert writer.try_send(b"last\n", corked=True)
         await writer.aclose()  # what is corked is written before the end of input
         os.set_blocking(read_fd, True)
         assert os.read(read_fd, 100) == b"last\n"
