@@ -23,7 +23,7 @@ import anyio
 
 from benchmarks.clients import Driver
 
-__all__ = ["KINDS", "Measurement", "cpu_seconds", "percentile"]
+__all__ = ["KINDS", "Measurement", "Runner", "cpu_seconds", "percentile"]
 
 Measurement = dict[str, float | None]
 Runner = Callable[..., Awaitable[Measurement]]

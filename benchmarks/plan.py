@@ -56,6 +56,7 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
                 Job("memory_10k", "memory", {"in_flight": 200, "hold": 60.0, "settle": 5.0}, OURS),
                 Job("scale_100", "scale", {"in_flight": 10, "rounds": 3, "max_seconds": 30.0}, OURS),
                 Job("scale_10000", "scale", {"in_flight": 200, "rounds": 1, "max_seconds": 30.0}, OURS),
+                Job("tasks", "tasks", _TASKS | {"cpu_seconds_of_task": 0.3, "trials": 2}, OURS),
             ]
         return jobs
     # Sized for about 9 minutes on 2 cores; the server (not the clients) sets most of the wall time.
@@ -74,8 +75,13 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
             Job("memory_10k", "memory", {"in_flight": 10_000, "hold": 600.0, "settle": 20.0}, OURS),
             Job("scale_100", "scale", {"in_flight": 100, "rounds": 30, "max_seconds": 120.0}, OURS, reps=3),
             Job("scale_10000", "scale", {"in_flight": 10_000, "rounds": 1, "max_seconds": 300.0}, OURS, reps=3),
+            Job("tasks", "tasks", _TASKS | {"cpu_seconds_of_task": 3.0, "trials": 10}, OURS, reps=3),
         ]
     return jobs
+
+
+_TASKS = {"task_seconds": 0.5, "poll_interval_ms": 100}
+"""The completion-to-return trials: half-second tasks at the server's 100 ms interval (see benchmarks/tasks.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +252,31 @@ def metrics_for(transport: TransportName) -> list[Metric]:
                 "us",
                 "scale_100",
                 "cpu_per_call_us",
+                OURS,
+            ),
+            Metric("task_cpu_per_poll_us", "task: client CPU per poll", "us", "tasks", "cpu_per_poll_us", OURS),
+            Metric(
+                "task_cpu_per_echo_us",
+                "task: client CPU per echo call, same peer (for scale)",
+                "us",
+                "tasks",
+                "cpu_per_echo_call_us",
+                OURS,
+            ),
+            Metric(
+                "task_return_delay_p50_ms",
+                "task: completion to return, p50 ({poll_interval_ms:g} ms pollIntervalMs)",
+                "ms",
+                "tasks",
+                "return_delay_p50_ms",
+                OURS,
+            ),
+            Metric(
+                "task_return_delay_max_ms",
+                "task: completion to return, max ({poll_interval_ms:g} ms pollIntervalMs)",
+                "ms",
+                "tasks",
+                "return_delay_max_ms",
                 OURS,
             ),
             Metric(

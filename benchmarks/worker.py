@@ -20,7 +20,11 @@ from typing import Any, cast
 import anyio
 
 from benchmarks.clients import CLIENTS, ClientName, TransportName, open_driver
-from benchmarks.measure import KINDS, Measurement
+from benchmarks.measure import KINDS, Measurement, Runner
+from benchmarks.tasks import tasks
+
+ALL_KINDS: dict[str, Runner] = {**KINDS, "tasks": tasks}
+"""Every measurement kind by name: those of :mod:`benchmarks.measure` and the Tasks one."""
 
 Job = tuple[str, str, dict[str, Any]]
 
@@ -31,7 +35,7 @@ async def run_jobs(client: ClientName, transport: TransportName, jobs: list[Job]
     watch_cancels = any(kind == "timeout" for _, kind, _ in jobs)
     async with open_driver(client, transport, url, watch_cancels=watch_cancels) as driver:
         for name, kind, params in jobs:
-            results[name] = await KINDS[kind](driver, **params)
+            results[name] = await ALL_KINDS[kind](driver, **params)
     return results
 
 
@@ -43,8 +47,8 @@ def parse_jobs(text: str) -> list[Job]:
     jobs: list[Job] = []
     for item in raw:
         name, kind, params = item
-        if kind not in KINDS:
-            raise SystemExit(f"unknown measurement kind {kind!r}; known: {sorted(KINDS)}")
+        if kind not in ALL_KINDS:
+            raise SystemExit(f"unknown measurement kind {kind!r}; known: {sorted(ALL_KINDS)}")
         jobs.append((str(name), str(kind), dict(params)))
     return jobs
 

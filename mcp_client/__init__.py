@@ -43,6 +43,8 @@ if TYPE_CHECKING:
         ServerError,
         SessionExpired,
         StructuredOutputError,
+        TaskFailed,
+        TaskNotFound,
         ToolError,
         TransportError,
         UnsupportedProtocolVersion,
@@ -65,6 +67,9 @@ if TYPE_CHECKING:
         ServerRestarted,
         ServerStderr,
         Slow,
+        TaskCancelSent,
+        TaskCreated,
+        TaskStatus,
         TimedOut,
         TransportFailure,
     )
@@ -74,6 +79,7 @@ if TYPE_CHECKING:
     from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
     from mcp_client.policy.restart import RestartPolicy
     from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
+    from mcp_client.policy.tasks import PollPolicy
     from mcp_client.progress import ProgressCallback
     from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
     from mcp_client.subscriptions import (
@@ -89,6 +95,7 @@ if TYPE_CHECKING:
         SubscriptionLost,
         ToolsListChanged,
     )
+    from mcp_client.tasks import Task, TaskPolicy
     from mcp_client.transports.base import Transport
     from mcp_client.transports.http import HttpTransport, http
     from mcp_client.transports.memory import MemoryTransport, memory
@@ -130,6 +137,7 @@ __all__ = [
     "PartialTimeout",
     "PolicyLayer",
     "PolicyRegistry",
+    "PollPolicy",
     "Progress",
     "ProgressAccepted",
     "ProgressCallback",
@@ -162,6 +170,13 @@ __all__ = [
     "Slow",
     "StdioTransport",
     "StructuredOutputError",
+    "Task",
+    "TaskCancelSent",
+    "TaskCreated",
+    "TaskFailed",
+    "TaskNotFound",
+    "TaskPolicy",
+    "TaskStatus",
     "Subscription",
     "SubscriptionError",
     "SubscriptionFilter",
@@ -222,6 +237,7 @@ _LAZY: dict[str, str] = {
     "PartialTimeout": "mcp_client.registry",
     "PolicyLayer": "mcp_client.registry",
     "PolicyRegistry": "mcp_client.registry",
+    "PollPolicy": "mcp_client.policy.tasks",
     "Progress": "mcp_client.policy",
     "ProgressAccepted": "mcp_client.events",
     "ProgressCallback": "mcp_client.progress",
@@ -254,6 +270,13 @@ _LAZY: dict[str, str] = {
     "Slow": "mcp_client.events",
     "StdioTransport": "mcp_client.transports.stdio",
     "StructuredOutputError": "mcp_client.errors",
+    "Task": "mcp_client.tasks",
+    "TaskCancelSent": "mcp_client.events",
+    "TaskCreated": "mcp_client.events",
+    "TaskFailed": "mcp_client.errors",
+    "TaskNotFound": "mcp_client.errors",
+    "TaskPolicy": "mcp_client.tasks",
+    "TaskStatus": "mcp_client.events",
     "Subscription": "mcp_client.subscriptions",
     "SubscriptionError": "mcp_client.subscriptions",
     "SubscriptionFilter": "mcp_client.subscriptions",

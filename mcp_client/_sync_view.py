@@ -30,6 +30,7 @@ from mcp_client.progress import ProgressCallback
 from mcp_client.protocol.era import Era
 from mcp_client.registry import RetryArg
 from mcp_client.subscriptions import ListenPolicy
+from mcp_client.tasks import Task
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["ClientView", "SyncCall"]
@@ -77,8 +78,14 @@ class SyncCall(Generic[ResultT]):
         """The JSON-RPC ids this call has used so far."""
         return self._call.request_ids
 
+    @property
+    def task_id(self) -> str | None:
+        """The server's task id when it runs this call as a task (None until it made one, or if it did not)."""
+        return self._call.task_id
+
     def cancel(self, reason: str = "cancelled by the client") -> None:
-        """End the call; the server is told. Safe from any thread, more than once, or after the end."""
+        """End the call; the server is told (a task gets ``tasks/cancel``). Safe from any thread, more than once,
+        or after the end."""
         self._runner.call_sync(self._call.cancel, reason)
 
     def progress(self) -> Iterator[Progress]:
@@ -338,3 +345,17 @@ class ClientView:
     def set_log_level(self, level: LogLevel, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
         """Ask for the server's log messages at ``level`` and above (see :meth:`mcp_client.Client.set_log_level`)."""
         self._runner.run(self._async.set_log_level, level, timeout=timeout)
+
+    def task_result(
+        self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, raise_on_error: bool = False
+    ) -> mcp_types.CallToolResult:
+        """Pick up a task by its id and poll it to its end: its result, or its typed error."""
+        return self._runner.run(self._async.task_result, task_id, timeout=timeout, raise_on_error=raise_on_error)
+
+    def get_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> Task:
+        """The task's current state (one ``tasks/get``)."""
+        return self._runner.run(self._async.get_task, task_id, timeout=timeout)
+
+    def cancel_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> None:
+        """Ask the server to cancel a task (``tasks/cancel``)."""
+        self._runner.run(self._async.cancel_task, task_id, timeout=timeout)

@@ -6,6 +6,10 @@ block, unless the host called :meth:`Call.detach`: then the call carries on unde
 still holds) until it ends or the client closes, and :meth:`Call.result` can be awaited from anywhere later. That
 is how a host backgrounds a slow call instead of killing it (see ``TimeoutPolicy.notify_after``).
 
+A tool the server runs as a task is the same call: :attr:`Call.task_id` names the task once the server made one,
+:meth:`Call.cancel` sends ``tasks/cancel``, and a detached call leaves its task running on the server (also when
+the client closes) so a host can pick it up later with ``client.task_result(task_id)``.
+
 Progress is offered to an iterator (``call.progress()``) and, when given, to a callback; each sees the updates in
 order, latest-wins when slow.
 
@@ -24,6 +28,7 @@ import anyio
 import anyio.abc
 
 from mcp_client.calls import CallRunner, Renewal
+from mcp_client.calls.tasks import TaskHooks
 from mcp_client.errors import MCPClientError, RequestCancelled
 from mcp_client.inflight import RequestControl
 from mcp_client.policy import Progress, TimeoutPolicy
@@ -54,6 +59,7 @@ class Call(Generic[ResultT]):
         idempotent: bool = False,
         headers: dict[str, str] | None = None,
         renew_session: Renewal | None = None,
+        task: TaskHooks | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
@@ -66,6 +72,8 @@ class Call(Generic[ResultT]):
         self._idempotent = idempotent
         self._headers = headers
         self._renew_session = renew_session
+        self._hooks = task
+        self._task = task.control if task is not None else None
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)
         self._done = anyio.Event()
@@ -87,7 +95,9 @@ class Call(Generic[ResultT]):
 
     async def _run(self, started_at: float) -> None:
         try:
-            self._raw = await self._runner.run(
+            if self._hooks is not None:
+                await self._hooks.prepare(self._params)
+            raw = await self._runner.run(
                 self.method,
                 self._params,
                 policy=self.policy,
@@ -100,6 +110,9 @@ class Call(Generic[ResultT]):
                 control=self._control,
                 renew=self._renew_session,
             )
+            if self._hooks is not None:
+                raw = await self._hooks.finish(raw, started_at, self._control)
+            self._raw = raw
         except MCPClientError as exc:
             self._error = exc
         except anyio.get_cancelled_exc_class():
@@ -123,8 +136,13 @@ class Call(Generic[ResultT]):
 
     def detach(self) -> Call[ResultT]:
         """Let the call outlive its ``async with`` block: it runs on (its maximum still holds) until it ends or the
-        client closes. Await :meth:`result` later, from any task. Returns the call."""
+        client closes. Await :meth:`result` later, from any task. Returns the call.
+
+        A task-backed call's task is left running on the server when the call stops here (its maximum, the client
+        closing): resume it by :attr:`task_id` with ``client.task_result``. Only :meth:`cancel` cancels it."""
         self._detached = True
+        if self._task is not None:
+            self._task.leave_running = True
         return self
 
     @property
@@ -142,9 +160,22 @@ class Call(Generic[ResultT]):
         """The JSON-RPC ids this call has used so far, one per attempt or input round (empty before it is sent)."""
         return self._control.request_ids
 
+    @property
+    def task_id(self) -> str | None:
+        """The server's task id when it runs this call as a task (None until it made one, or if it did not)."""
+        return self._task.task_id if self._task is not None else None
+
     def cancel(self, reason: str = "cancelled by the client") -> None:
-        """End the call: the server is told (``reason`` goes with it) and :meth:`result` raises
-        :class:`~mcp_client.RequestCancelled`. Safe to call from any task, more than once, or after the end."""
+        """End the call: the server is told (``reason`` goes with it; a task gets ``tasks/cancel``) and
+        :meth:`result` raises :class:`~mcp_client.RequestCancelled`. Safe to call from any task, more than once,
+        or after the end."""
+        if self._task is not None:
+            self._task.leave_running = False
+        self._control.cancel(reason)
+
+    def stop(self, reason: str) -> None:
+        """End the call here the way closing the client does: like :meth:`cancel`, except that a detached call's
+        task is left running on the server."""
         self._control.cancel(reason)
 
     def progress(self) -> AsyncIterator[Progress]:

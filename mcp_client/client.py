@@ -48,6 +48,7 @@ from mcp_client.registry import PolicyRegistry, RetryArg, with_retry_rules
 from mcp_client.session import Session
 from mcp_client.subscriptions.listening import Listening
 from mcp_client.supervisor import Supervisor
+from mcp_client.tasks.client_side import TaskMethods, TaskPolicy
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
@@ -57,7 +58,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerView, ServerFeatures, Listening):
+class Client(ServerView, ServerFeatures, Listening, TaskMethods):
     """A connection to one MCP server.
 
     ```python
@@ -90,6 +91,7 @@ class Client(ServerView, ServerFeatures, Listening):
         extensions: Client extensions to declare in the capabilities: ``{"io.modelcontextprotocol/skills": {}}``.
         validate_output: Check ``structuredContent`` against the tool's ``outputSchema`` (StructuredOutputError).
         cache: Keep cacheable results while fresh (ttlMs): ``True``, ``False``, or a shared ``ResultCache``.
+        tasks: Task-backed tool calls, a :class:`~mcp_client.TaskPolicy` (on by default; ``False``: none at all).
     """
 
     def __init__(
@@ -114,6 +116,7 @@ class Client(ServerView, ServerFeatures, Listening):
         extensions: ExtensionsArg | None = None,
         validate_output: bool = True,
         cache: ResultCache | bool = True,
+        tasks: bool | TaskPolicy = True,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -134,7 +137,7 @@ class Client(ServerView, ServerFeatures, Listening):
         self._probe_timeout = probe_timeout
         self._cancel_timeout = cancel_timeout
         self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
-        self._capabilities = with_extensions(self._handlers.capabilities(), extensions)
+        self._capabilities = self._init_tasks(tasks, with_extensions(self._handlers.capabilities(), extensions))
         self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
@@ -177,6 +180,7 @@ class Client(ServerView, ServerFeatures, Listening):
             session.attach(connection)
             self._session = session
             self._runner = runner
+            self._connect_tasks(runner, task_group, self._handlers, self._cancel_timeout, stack)
             self._identity = await self._start_session(runner)
         except BaseException as exc:
             self._stack = None
@@ -236,7 +240,7 @@ class Client(ServerView, ServerFeatures, Listening):
             return
         background = [call for call in self._calls if not call.done]
         for call in background:
-            call.cancel("the client is closing")
+            call.stop("the client is closing")  # (a detached call's task is left running on the server)
         with anyio.move_on_after(self._cancel_timeout):
             for call in background:
                 await call.wait()
@@ -343,6 +347,7 @@ class Client(ServerView, ServerFeatures, Listening):
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
         self._annotations = {tool.name: tool.annotations for tool in tools}
         self._output_schemas = {tool.name: tool.output_schema for tool in tools}
+        self._learn_task_support(tools)
         return tools
 
     async def call_tool(
@@ -383,30 +388,33 @@ class Client(ServerView, ServerFeatures, Listening):
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
-        for relisted in (False, True):
-            try:
-                policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
-                result = await self._calls_runner.run(
-                    "tools/call",
-                    params,
-                    policy=policy,
-                    retry=retry_policy,
-                    idempotent=self.is_idempotent(name),
-                    headers=headers,
-                    started_at=started_at,
-                    on_progress=on_progress,
-                    renew=self._renew_session,
-                )
-                return self._checked(name, tool_result(name, result, raise_on_error))
-            except HeaderMismatch as exc:
-                if relisted or not self._sends_tool_headers:
-                    exc.about_tool(name, self._annotations.get(name))
+        asked = await self._ask_for_task(name, params, timeout)
+        with self._explaining_missing_tasks():
+            for relisted in (False, True):
+                try:
+                    policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
+                    result = await self._calls_runner.run(
+                        "tools/call",
+                        params,
+                        policy=policy,
+                        retry=retry_policy,
+                        idempotent=self.is_idempotent(name),
+                        headers=headers,
+                        started_at=started_at,
+                        on_progress=on_progress,
+                        renew=self._renew_session,
+                    )
+                    result = await self._finish_as_task(name, result, policy, started_at, asked)
+                    return self._checked(name, tool_result(name, result, raise_on_error))
+                except HeaderMismatch as exc:
+                    if relisted or not self._sends_tool_headers:
+                        exc.about_tool(name, self._annotations.get(name))
+                        raise
+                    # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
+                    await self.list_tools(timeout=timeout, cache=False)
+                except MCPClientError as exc:
+                    exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
                     raise
-                # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                await self.list_tools(timeout=timeout, cache=False)
-            except MCPClientError as exc:
-                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
-                raise
         raise AssertionError("unreachable")
 
     def tool_call(
@@ -448,6 +456,7 @@ class Client(ServerView, ServerFeatures, Listening):
             idempotent=self.is_idempotent(name),
             headers=headers,
             renew_session=self._renew_session,
+            task=self._task_hooks(name, policy, timeout),
         )
         self._calls.add(call)
         return call

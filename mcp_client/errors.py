@@ -9,6 +9,8 @@ MCPClientError
 │   ├── IdleTimeout          no sign of life for ``idle`` seconds
 │   └── MaxTimeout           the hard maximum passed
 ├── RequestCancelled         cancelled through the Call handle
+├── TaskFailed               a task-backed call ended ``failed`` (.task_id, .error)
+├── TaskNotFound             the server does not know the task id, or it expired (.task_id)
 ├── ServerError              JSON-RPC error from the server (.code .message .data), subclassed for known codes
 ├── ToolError                the tool reported ``isError: true`` (only when the caller asks for raising)
 ├── StructuredOutputError    the tool's ``structuredContent`` does not match its ``outputSchema``
@@ -47,6 +49,8 @@ __all__ = [
     "ResourceNotFound",
     "ServerError",
     "SessionExpired",
+    "TaskFailed",
+    "TaskNotFound",
     "StructuredOutputError",
     "ToolError",
     "TransportError",
@@ -199,6 +203,35 @@ class RequestCancelled(MCPClientError):
         super().__init__(message, **context)
         self.reason = reason
         """The reason given to ``call.cancel()``, also sent to the server."""
+
+
+class TaskFailed(MCPClientError):
+    """A task-backed tool call ended with status ``failed``: the work hit a JSON-RPC error on the server.
+
+    (A tool that reports ``isError`` ends ``completed`` and returns its result as any call does.)
+    """
+
+    def __init__(self, message: str, *, task_id: str, error: Mapping[str, Any] | None = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.task_id = task_id
+        """The task's id."""
+        self.error = dict(error) if error is not None else None
+        """The task's JSON-RPC ``error`` object, as the server sent it (None if it sent none)."""
+
+    @property
+    def code(self) -> int | None:
+        """The JSON-RPC error code of the task's error, when there is one."""
+        code = self.error.get("code") if self.error is not None else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+class TaskNotFound(MCPClientError):
+    """The server does not know the task id: it never existed, or its time to live ran out."""
+
+    def __init__(self, message: str, *, task_id: str, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.task_id = task_id
+        """The id that was not found."""
 
 
 class ServerError(MCPClientError):

@@ -33,6 +33,9 @@ __all__ = [
     "ServerRestarted",
     "ServerStderr",
     "Slow",
+    "TaskCancelSent",
+    "TaskCreated",
+    "TaskStatus",
     "TimedOut",
     "TransportFailure",
 ]
@@ -216,6 +219,39 @@ class ServerStderr:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskCreated:
+    """The server runs a tool call as a task. Hosts persist ``task_id`` to resume it later (``task_result``)."""
+
+    task_id: str
+    tool: str | None
+    ttl: float | None
+    """Seconds the server keeps the task (and its result) from its creation, when it said."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStatus:
+    """A task's status or status message changed, as seen by a poll (the first status included).
+
+    ``backwards`` marks a report that would have moved the task back (out of a terminal status, or older than one
+    already seen); it is reported and not followed.
+    """
+
+    task_id: str
+    status: str
+    status_message: str | None
+    backwards: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCancelSent:
+    """``tasks/cancel`` was sent for a task; ``acknowledged`` says whether the server answered it in time."""
+
+    task_id: str
+    reason: str | None
+    acknowledged: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Relistened:
     """A subscription dropped unexpectedly and is opened again: ``subscriptions/listen`` with a new id after
     ``delay`` seconds (2026-07-28). ``streak`` counts the drops in a row; ``cause`` is what ended the old one."""
@@ -242,6 +278,9 @@ Event: TypeAlias = (
     | ServerNotification
     | ServerLog
     | ServerStderr
+    | TaskCreated
+    | TaskStatus
+    | TaskCancelSent
     | Relistened
     | ServerRestarted
 )

@@ -67,7 +67,11 @@ __all__ = ["Session"]
 logger = logging.getLogger("mcp_client.session")
 
 _RECENT_LIMIT = 4096
-_NOT_CANCELLABLE = frozenset({"initialize", "server/discover"})
+_NOT_CANCELLABLE = frozenset(
+    {"initialize", "server/discover", "tasks/get", "tasks/result", "tasks/update", "tasks/cancel"}
+)
+"""Never cancelled on the wire: the handshake (the spec forbids it), and the task requests, which are reads or
+acknowledgements; a task is cancelled with ``tasks/cancel`` alone, never with ``notifications/cancelled``."""
 _STANDING = frozenset({"subscriptions/listen"})
 """Requests that stay open for as long as the host wants: an open one does not make the server busy."""
 

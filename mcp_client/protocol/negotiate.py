@@ -223,7 +223,8 @@ async def _initialize(
     handshake: Handshake, version: str, client_info: dict[str, Any], capabilities: dict[str, Any]
 ) -> ServerIdentity:
     handshake.use_era(Era(version, modern=False))
-    params = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": client_info}
+    handshake_capabilities = _without_modern_tasks(capabilities)
+    params = {"protocolVersion": version, "capabilities": handshake_capabilities, "clientInfo": client_info}
     policy = TimeoutPolicy(idle=None, maximum=None, connect=None)  # bounded by the connect budget around us
     result = await handshake.request("initialize", params, policy=policy, want_progress=False)
     try:
@@ -248,3 +249,17 @@ def _server_info(meta: dict[str, Any] | None) -> mcp_types.Implementation | None
         return mcp_types.Implementation.model_validate(raw)
     except ValidationError:
         return None
+
+
+_TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def _without_modern_tasks(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The capabilities for ``initialize``: the 2026-07-28 tasks extension is declared per request in the modern era
+    only (2025-11-25 has tasks of its own, asked for per call); other extensions stay."""
+    extensions = capabilities.get("extensions")
+    if not isinstance(extensions, dict) or _TASKS_EXTENSION not in extensions:
+        return capabilities
+    others = {key: value for key, value in extensions.items() if key != _TASKS_EXTENSION}
+    trimmed = {key: value for key, value in capabilities.items() if key != "extensions"}
+    return {**trimmed, "extensions": others} if others else trimmed

@@ -13,6 +13,10 @@ line, in either protocol era:
 Its tools (see :mod:`mcp_client.testing._peer_tools`) script the behaviours a
 client must survive: slow and silent calls, progress that goes backwards or
 arrives late, duplicate or stray responses, garbage on the wire, sudden death.
+With ``tasks=True`` it also serves a tool that always runs as a task, in either
+era (see :mod:`mcp_client.testing._peer_tasks`): expiry, a status that goes
+backwards, a huge ``pollIntervalMs``, input keys repeated across polls, a
+``tasks/cancel`` that is ignored.
 Everything it sees is recorded in :class:`PeerStats`.
 
 It depends on nothing but the standard library and anyio - it is a peer of the
@@ -51,6 +55,7 @@ from anyio.streams.stapled import StapledByteStream
 from mcp_client.testing._peer_hostile import HOSTILE_TOOLS
 from mcp_client.testing._peer_listen import ListenBoard, ListenScript
 from mcp_client.testing._peer_streams import FileByteReceiveStream, FileByteSendStream, byte_pipe
+from mcp_client.testing._peer_tasks import TASK_TOOLS, PeerTasks, TaskRequestError
 from mcp_client.testing._peer_tools import (
     INVALID_PARAMS,
     TOOLS,
@@ -171,6 +176,7 @@ class ScriptedPeer:
         page_size: int = 50,
         discover: DiscoverBehaviour | None = None,
         stderr: TextIO | None = None,
+        tasks: bool = False,
         listen: ListenScript | None = None,
         ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
@@ -180,7 +186,8 @@ class ScriptedPeer:
         ``discover`` decides what ``server/discover`` gets: ``"answer"`` (the default, except for
         ``era="legacy"``), ``"error"`` (-32601, the legacy default) or ``"silent"`` (never answered).
         ``stderr``, when given, is where the ``stderr`` tool also writes (it always records in
-        :attr:`PeerStats.stderr_lines`). ``listen`` scripts how ``subscriptions/listen`` is answered (2026-07-28);
+        :attr:`PeerStats.stderr_lines`). ``tasks`` lists and serves the task tools (their tasks are in
+        :attr:`tasks`). ``listen`` scripts how ``subscriptions/listen`` is answered (2026-07-28);
         the open listens are driven through :attr:`listens`. ``ttl_ms`` and ``cache_scope`` are the caching hints of
         its modern cacheable results (``server/discover``, the lists, ``resources/read``).
         """
@@ -197,6 +204,9 @@ class ScriptedPeer:
         self.ttl_ms = ttl_ms
         self.cache_scope = cache_scope
         self.stats = PeerStats()
+        self.serves_tasks = tasks
+        self.tasks = PeerTasks()
+        """The tasks the task tools created (they outlive the connection that made them)."""
         self.counter = 0
         """The value of the counter the ``increment`` tool adds to."""
         self.listens = ListenBoard(listen or ListenScript())
@@ -558,19 +568,36 @@ class _PeerConnection:
             )
         self._era = "legacy"
         self._initialized = True
+        capabilities: JsonObject = {
+            "tools": {"listChanged": False},
+            "prompts": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+        }
+        if self._peer.serves_tasks:
+            capabilities["tasks"] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
         return {
             "protocolVersion": requested
             if requested in HANDSHAKE_PROTOCOL_VERSIONS
             else HANDSHAKE_PROTOCOL_VERSIONS[-1],
-            "capabilities": {
-                "tools": {"listChanged": False},
-                "prompts": {"listChanged": False},
-                "resources": {"subscribe": False, "listChanged": False},
-            },
+            "capabilities": capabilities,
             "serverInfo": SERVER_INFO,
         }
 
     async def _dispatch(self, request_id: RequestId, method: str, params: JsonObject) -> JsonObject | None:
+        if self._peer.serves_tasks and (
+            method.startswith("tasks/") or (method == "tools/call" and PeerTasks.is_task_tool(params.get("name")))
+        ):
+            try:
+                if method == "tools/call":
+                    self._stats.calls_by_tool[str(params.get("name"))] += 1
+                    return self._peer.tasks.create(params, self.era)
+                if method == "tasks/result":  # waits for the task's end: answered from a task of its own
+                    assert self._task_group is not None
+                    self._task_group.start_soon(self._answer_later, request_id, method, params)
+                    return None
+                return await self._peer.tasks.handle(method, params)
+            except TaskRequestError as error:
+                raise _RequestError(error.code, error.message, error.data) from None
         if method == "tools/call":
             self._start_tool_call(request_id, params)
             return None
@@ -581,7 +608,10 @@ class _PeerConnection:
             )
             return None
         if method == "tools/list":
-            return self._page([tool.describe() for tool in CATALOGUE], params, "tools")
+            listed = [tool.describe() for tool in CATALOGUE]
+            if self._peer.serves_tasks:
+                listed.extend(TASK_TOOLS)
+            return self._page(listed, params, "tools")
         if method == "prompts/list":
             return self._page(_PROMPTS, params, "prompts")
         if method == "prompts/get":
@@ -593,6 +623,15 @@ class _PeerConnection:
         if method == "resources/read":
             return _read_resource(params)
         raise _RequestError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    async def _answer_later(self, request_id: RequestId, method: str, params: JsonObject) -> None:
+        try:
+            result = await self._peer.tasks.handle(method, params)
+        except TaskRequestError as error:
+            await self.send_error(request_id, error.code, error.message, error.data)
+        else:
+            if result is not None:
+                await self.send_response(request_id, result)
 
     def _page(self, items: Sequence[JsonObject], params: JsonObject, key: str) -> JsonObject:
         offset = _decode_cursor(params.get("cursor"), len(items))
@@ -718,6 +757,7 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default=None,
         help="how to treat server/discover (default: error for --era legacy, answer otherwise)",
     )
+    parser.add_argument("--tasks", action="store_true", help="serve the task tools (task_work)")
     parser.add_argument("--log-level", default="WARNING", help="logging level for stderr (default WARNING)")
     return parser.parse_args(argv)
 
@@ -729,7 +769,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr, level=arguments.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
     peer = ScriptedPeer(
-        era=arguments.era, page_size=arguments.page_size, discover=arguments.discover, stderr=sys.stderr
+        era=arguments.era,
+        page_size=arguments.page_size,
+        discover=arguments.discover,
+        stderr=sys.stderr,
+        tasks=arguments.tasks,
     )
     sys.stdout.flush()
     protocol_in = open(sys.stdin.fileno(), "rb", buffering=0, closefd=False)  # noqa: SIM115

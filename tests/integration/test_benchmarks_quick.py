@@ -25,7 +25,15 @@ BOTH_CLIENTS = (
     "memory_per_call_bytes",
 )
 WITH_FLOOR = ("cpu_per_call_us", "latency_p50_us", "latency_p99_us")
-OURS_ONLY = ("memory_per_call_10k_bytes", "scale_cpu_per_call_100_us", "scale_cpu_per_call_10000_us")
+OURS_ONLY = (
+    "memory_per_call_10k_bytes",
+    "scale_cpu_per_call_100_us",
+    "scale_cpu_per_call_10000_us",
+    "task_cpu_per_poll_us",
+    "task_cpu_per_echo_us",
+    "task_return_delay_p50_ms",
+    "task_return_delay_max_ms",
+)
 
 
 def test_quick_stdio_run_reports_every_metric(tmp_path: Path) -> None:

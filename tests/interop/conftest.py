@@ -114,3 +114,36 @@ def serve_http(command: list[str], port: int, env: dict[str, str], name: str) ->
         process.wait(timeout=10)
         if process.stderr is not None:
             process.stderr.close()
+
+
+FASTMCP_TASKS_SERVER = INTEROP_DIR / "servers" / "fastmcp_tasks_server.py"
+FASTMCP_TASKS_REQUIREMENTS = INTEROP_DIR / "servers" / "fastmcp-tasks-requirements.txt"
+PEER_VENVS = REPO_ROOT / ".venv-peers"
+"""Virtualenvs of peers whose pins would clash with the project's (git-ignored; reused while their pins hold)."""
+
+
+def _peer_venv(name: str, requirements: Path) -> Path:
+    """The python of ``.venv-peers/<name>``, built from ``requirements`` unless it is there with the same pins."""
+    venv = PEER_VENVS / name
+    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    stamp = venv / "requirements.installed"
+    wanted = requirements.read_text()
+    if python.is_file() and stamp.is_file() and stamp.read_text() == wanted:
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    steps = [
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "-r", str(requirements)],
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode != 0:
+            pytest.fail(f"building the {name} peer venv failed ({' '.join(step)}):\n{done.stderr[-3000:]}")
+    stamp.write_text(wanted)
+    return python
+
+
+@pytest.fixture(scope="session")
+def fastmcp_tasks_command() -> list[str]:
+    """Command that runs the fastmcp-tasks server (2026-07-28 tasks extension) over stdio, in its own venv."""
+    return [str(_peer_venv("fastmcp-tasks", FASTMCP_TASKS_REQUIREMENTS)), str(FASTMCP_TASKS_SERVER)]

@@ -1,0 +1,371 @@
+"""Driving a task-backed tool call to its end under the call's one policy.
+
+When a server runs a ``tools/call`` as a task, the call is not over: :class:`TaskRunner` polls ``tasks/get`` on the
+schedule of :class:`~mcp_client.policy.tasks.PollSchedule`, answers input the task asks for (2026-07-28:
+``inputRequests`` through the host's handlers, then ``tasks/update``; 2025-11-25: ``tasks/result``, on whose
+stream the server sends its requests), and turns the end into the call's outcome: ``completed`` gives the tool's
+result, ``failed`` raises :class:`~mcp_client.TaskFailed`, ``cancelled`` :class:`~mcp_client.RequestCancelled`.
+
+The policy is the call's: one maximum spans the creation, every poll, every input round and the result fetch
+(nothing extends it); each poll is a request of its own under the idle limit; a poll that fails on the transport
+is a read, so it is sent again (new id, with backoff) inside the maximum. When the call ends early (idle or
+maximum timeout, ``call.cancel()``, the caller's task cancelled, a broken answer), ``tasks/cancel`` goes out
+exactly once, in the background and bounded by ``cancel_timeout``: the caller's error never waits for it. A task is
+never cancelled with ``notifications/cancelled``, and a detached call leaves its task running.
+
+Each request of a task goes through the client's :class:`~mcp_client.calls.CallRunner` (its own id, the call's
+maximum, the control that cancels it); of the session it reads only the clock, the era, whether the connection is
+gone, and it emits events and pauses the clocks while a person answers. May touch the runner, the session, the
+policy core and the task model; never a transport.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.abc
+
+from mcp_client._backend import current_backend
+from mcp_client.calls.input_rounds import answer_input_round
+from mcp_client.calls.runner import CallRunner
+from mcp_client.errors import (
+    InvalidParams,
+    MaxTimeout,
+    MCPClientError,
+    ProtocolError,
+    RequestCancelled,
+    ServerError,
+    TaskFailed,
+    TaskNotFound,
+    TransportError,
+)
+from mcp_client.events import TaskCancelSent, TaskStatus
+from mcp_client.handlers import InputHandler
+from mcp_client.inflight import CallState, RequestControl, WireRequest
+from mcp_client.policy import Deadline, TimeoutKind, TimeoutPolicy
+from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSchedule, StatusChange, StatusTracker
+from mcp_client.policy.tasks import TaskState as State
+from mcp_client.tasks.model import Task, task_of
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["TaskControl", "TaskHooks", "TaskRunner"]
+
+logger = logging.getLogger("mcp_client.tasks")
+
+_CALLER_SCOPE_GRACE = 0.05
+"""Seconds to wait, once the caller's own deadline has come, for the caller's cancel scope to cancel us."""
+
+
+@dataclass(slots=True)
+class TaskControl:
+    """What a :class:`~mcp_client.Call` handle knows of its task: the id, once the server made one, and whether the
+    host detached the call (then the task is left running when the call stops locally)."""
+
+    task_id: str | None = None
+    leave_running: bool = False
+    requested: bool = False
+    """2025-11-25: whether the call asked for a task (``params.task``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskHooks:
+    """What a :class:`~mcp_client.Call` handle runs for a call that may become a task: ``prepare`` before its
+    request (it may ask for a task in the params), ``finish`` after its first answer (given the answer, the call's
+    start and its control; it polls a task to its end), and the task's record."""
+
+    prepare: Callable[[JSONObject], Awaitable[None]]
+    finish: Callable[[JSONObject, float, RequestControl], Awaitable[JSONObject]]
+    control: TaskControl
+
+
+@dataclass(slots=True)
+class _Run:
+    """The state of one drive."""
+
+    task_id: str
+    call: CallState
+    modern: bool
+    schedule: PollSchedule
+    tracker: StatusTracker = field(default_factory=StatusTracker)
+    keys: InputKeys = field(default_factory=InputKeys)
+    settled: bool = False
+    """True once the server reported an end (or does not know the task): nothing left to cancel."""
+
+
+class TaskRunner:
+    """Drives the tasks of one connection. Created by :class:`~mcp_client.Client`."""
+
+    def __init__(
+        self,
+        runner: CallRunner,
+        *,
+        task_group: anyio.abc.TaskGroup,
+        input_handler: InputHandler | None,
+        cancel_timeout: float,
+        poll: PollPolicy = DEFAULT_POLL,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._runner = runner
+        self._session = runner.session
+        self._task_group = task_group
+        self._input_handler = input_handler
+        self._cancel_timeout = cancel_timeout
+        self.poll = poll
+        self._rng = rng if rng is not None else random.Random()
+        self._new_waiter = current_backend().new_waiter  # (created inside the loop, by the client's __aenter__)
+        self._cancels_pending = 0
+        self._cancels_drained = anyio.Event()
+
+    @property
+    def _modern(self) -> bool:
+        return self._session.era is not None and self._session.era.modern
+
+    # -- one task, to its end ---------------------------------------------------------------------------------
+
+    async def drive(
+        self,
+        task_id: str,
+        first: Task | None,
+        *,
+        policy: TimeoutPolicy,
+        started_at: float,
+        control: RequestControl | None = None,
+        handle: TaskControl | None = None,
+    ) -> JSONObject:
+        """Poll the task to its end and return the tool's result object (a ``CallToolResult`` as sent).
+
+        ``first`` is the task as its creation described it (None: poll at once, as when resuming by id). The
+        maximum counts from ``started_at`` (the session's clock). Raises what the call raises, plus
+        :class:`TaskFailed` and :class:`TaskNotFound`.
+        """
+        now = self._session.now()
+        deadline = Deadline(
+            policy.replace(notify_after=None),
+            started_at=min(started_at, now),
+            caller_deadline=anyio.current_effective_deadline(),
+        )
+        run = _Run(task_id, CallState("tools/call", deadline, None), self._modern, PollSchedule(self.poll, self._rng))
+        own_control = control if control is not None else RequestControl()
+        own_control.attach(run.call)
+        try:
+            report = first
+            while True:
+                if report is not None:
+                    outcome = await self._advance(run, report, own_control)
+                    if outcome is not None:
+                        return outcome
+                await self._wait_for_poll(run)
+                report = await self._poll(run, own_control)
+        except MCPClientError as exc:
+            if not run.settled and not (handle is not None and handle.leave_running):
+                self.cancel_in_background(task_id, _reason(exc))
+            raise
+        except anyio.get_cancelled_exc_class():
+            if not run.settled and not (handle is not None and handle.leave_running):
+                self.cancel_in_background(task_id, "the caller was cancelled")
+            raise
+        finally:
+            deadline.finish()
+
+    async def _advance(self, run: _Run, report: Task, control: RequestControl) -> JSONObject | None:
+        """Take in one report of the task; return the tool's result when the task is done, None to poll on."""
+        change = run.tracker.observe(report.status, report.status_message, report.last_updated_at)
+        if change is StatusChange.INVALID:
+            raise ProtocolError(f"task {run.task_id!r}: unknown status {report.status!r}")
+        if change is not StatusChange.UNCHANGED:
+            backwards = change is StatusChange.BACKWARDS
+            self._session.emit(TaskStatus(run.task_id, report.status, report.status_message, backwards))
+            if backwards:
+                logger.info("task %s: ignoring a status report that goes backwards (%s)", run.task_id, report.status)
+        run.schedule.answered(
+            self._session.now(),
+            interval=report.poll_interval,
+            changed=change in (StatusChange.FIRST, StatusChange.CHANGED),
+        )
+        status = run.tracker.status
+        if status is State.COMPLETED:
+            run.settled = True
+            if not run.modern:
+                return await self._fetch_result(run, control)
+            if report.result is None:
+                raise ProtocolError(f"task {run.task_id!r} completed without a result")
+            return report.result
+        if status is State.FAILED:
+            run.settled = True
+            if not run.modern:
+                await self._fetch_result(run, control)  # raises the task's error
+                raise ProtocolError(f"task {run.task_id!r} failed, but tasks/result returned a result")
+            raise _failed(run.task_id, report.error, report.status_message)
+        if status is State.CANCELLED:
+            run.settled = True
+            reason = report.status_message or "the task was cancelled on the server"
+            raise RequestCancelled(f"task {run.task_id!r} was cancelled: {reason}", reason=reason)
+        if status is State.INPUT_REQUIRED and change is not StatusChange.BACKWARDS:
+            if not run.modern:
+                # 2025-11-25: the server sends its requests on the stream of tasks/result, which ends with the task.
+                return await self._fetch_result(run, control, waiting=True)
+            fresh = run.keys.fresh(report.input_requests or {})
+            if fresh:
+                await self._answer(run, fresh, control)
+        return None
+
+    async def _wait_for_poll(self, run: _Run) -> None:
+        """Sleep until the next poll is due; raise when the call is cancelled or its maximum passes first."""
+        call = run.call
+        while True:
+            now = self._session.now()
+            kind = call.deadline.expired(now)
+            if kind is TimeoutKind.CALLER:
+                await anyio.sleep(_CALLER_SCOPE_GRACE)  # the caller's own scope cancels us
+                kind = TimeoutKind.MAXIMUM
+            if kind is not None:
+                maximum = call.deadline.policy.maximum
+                limit = maximum if maximum is not None else call.deadline.elapsed(now)
+                raise MaxTimeout(f"tools/call: the {limit:g} s maximum passed (task {run.task_id!r})", timeout=limit)
+            due = run.schedule.next_poll_at(call.deadline.hard_deadline(now))
+            if call.cancel_reason is None and due > now:
+                # The loop's own timer and future, as a request's wait (no cancel scope per poll); a cancel through
+                # the control settles the placeholder request, which wakes the wait at once.
+                waiter = self._new_waiter()
+                call.current = WireRequest(0, None, call, waiter)
+                try:
+                    await waiter.wait(due)
+                finally:
+                    call.current = None
+            if call.cancel_reason is not None:
+                reason = call.cancel_reason
+                raise RequestCancelled(f"tools/call was cancelled: {reason} (task {run.task_id!r})", reason=reason)
+            if self._session.now() >= due and call.deadline.expired(self._session.now()) is None:
+                return
+
+    async def _poll(self, run: _Run, control: RequestControl) -> Task | None:
+        """One ``tasks/get``: the task's report, or None when the poll failed on the transport (it is retried)."""
+        try:
+            raw = await self._request(run, "tasks/get", {"taskId": run.task_id}, control)
+        except TransportError:
+            if self._session.closed_error is not None:
+                raise  # the connection is gone for good: no poll will be answered
+            run.schedule.failed(self._session.now())
+            return None
+        except InvalidParams as exc:
+            run.settled = True
+            detail = f"the server does not know task {run.task_id!r}: {exc.message}"
+            raise TaskNotFound(detail, task_id=run.task_id) from None
+        return task_of(raw, modern=run.modern)
+
+    async def _fetch_result(self, run: _Run, control: RequestControl, *, waiting: bool = False) -> JSONObject | None:
+        """2025-11-25 ``tasks/result``: the tool's result, or the task's error as :class:`TaskFailed`.
+
+        While the task waits for input (``waiting``) the request stays open until the task ends, so no idle limit
+        applies to it; a transport failure then means "poll on" (None).
+        """
+        try:
+            result = await self._request(run, "tasks/result", {"taskId": run.task_id}, control, no_idle=waiting)
+        except TransportError:
+            if not waiting or self._session.closed_error is not None:
+                raise
+            run.schedule.failed(self._session.now())
+            return None
+        except ServerError as exc:
+            run.settled = True
+            error = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            raise _failed(run.task_id, error, None) from None
+        run.settled = True
+        return result
+
+    async def _answer(self, run: _Run, requests: JSONObject, control: RequestControl) -> None:
+        """2026-07-28: answer the task's new input requests through the host's handlers, then ``tasks/update``."""
+        with self._session.waiting_on_a_person([run.call]):
+            answered = await answer_input_round(run.call, {}, {"inputRequests": requests}, self._input_handler)
+        responses = answered.get("inputResponses") or {}
+        try:
+            await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses}, control)
+        except TransportError:
+            if self._session.closed_error is not None:
+                raise
+            run.keys.release(requests)  # not delivered: answer again when a poll asks again
+            run.schedule.failed(self._session.now())
+            return
+        run.schedule.answered(self._session.now(), interval=None, changed=True)
+
+    async def _request(
+        self, run: _Run, method: str, params: JSONObject, control: RequestControl, *, no_idle: bool = False
+    ) -> JSONObject:
+        """One ``tasks/*`` request of the drive, under the call's policy and maximum."""
+        deadline = run.call.deadline
+        policy = deadline.policy.replace(idle=None) if no_idle else deadline.policy
+        now = self._session.now()
+        maximum = policy.maximum
+        # The maximum of every request is the call's: counted from the call's start, moved by paused time only.
+        started_at = deadline.maximum_at(now) - maximum if maximum is not None else deadline.started_at
+        try:
+            return await self._runner.run(
+                method, params, policy=policy, want_progress=False, control=control, started_at=started_at
+            )
+        finally:
+            control.attach(run.call)  # cancels between requests reach the drive again
+
+    # -- single requests on a task ---------------------------------------------------------------------------
+
+    async def get(self, task_id: str, *, policy: TimeoutPolicy) -> Task:
+        """One ``tasks/get``; :class:`TaskNotFound` for an unknown or expired id."""
+        try:
+            raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
+        except InvalidParams as exc:
+            raise TaskNotFound(f"the server does not know task {task_id!r}: {exc.message}", task_id=task_id) from None
+        return task_of(raw, modern=self._modern)
+
+    async def cancel(self, task_id: str, *, policy: TimeoutPolicy, reason: str = "cancelled by the client") -> None:
+        """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already
+        finished) task."""
+        try:
+            await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+        except InvalidParams as exc:
+            detail = f"the server could not cancel task {task_id!r} (unknown, expired or finished): {exc.message}"
+            raise TaskNotFound(detail, task_id=task_id) from None
+        self._session.emit(TaskCancelSent(task_id, reason, True))
+
+    def cancel_in_background(self, task_id: str, reason: str) -> None:
+        """Send ``tasks/cancel`` from the client's task group, bounded by ``cancel_timeout``; never raises."""
+        self._cancels_pending += 1
+        self._task_group.start_soon(self._send_cancel, task_id, reason)
+
+    async def _send_cancel(self, task_id: str, reason: str) -> None:
+        acknowledged = False
+        policy = TimeoutPolicy(idle=None, maximum=self._cancel_timeout, connect=None)
+        try:
+            with anyio.move_on_after(self._cancel_timeout):
+                await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+                acknowledged = True
+        except MCPClientError as exc:
+            logger.debug("tasks/cancel for task %s failed: %s", task_id, exc)
+        finally:
+            self._session.emit(TaskCancelSent(task_id, reason, acknowledged))
+            self._cancels_pending -= 1
+            if not self._cancels_pending:
+                self._cancels_drained.set()
+
+    async def drain(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) until the background ``tasks/cancel`` requests have ended."""
+        with anyio.move_on_after(timeout):
+            while self._cancels_pending:
+                self._cancels_drained = anyio.Event()
+                await self._cancels_drained.wait()
+
+
+def _failed(task_id: str, error: JSONObject | None, status_message: str | None) -> TaskFailed:
+    message = error.get("message") if error is not None else None
+    detail = message if isinstance(message, str) and message else status_message or "no details"
+    return TaskFailed(f"task {task_id!r} failed: {detail}", task_id=task_id, error=error)
+
+
+def _reason(error: MCPClientError) -> str:
+    if isinstance(error, RequestCancelled) and error.reason:
+        return error.reason
+    return f"{type(error).__name__}: {error.message}"

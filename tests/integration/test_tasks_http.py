@@ -1,0 +1,67 @@
+"""Task-backed calls over real Streamable HTTP on loopback: polls that fail on the transport are retried inside the
+maximum, every ``tasks/*`` POST names its task in ``Mcp-Name``, and a task outlives the connection it started on.
+
+Real sockets need real time (``real_clock``); the scripted tasks finish within a second or so.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from mcp_client import Client, Event, MaxTimeout, TaskCreated, TimeoutPolicy, TransportFailure, http
+from mcp_client.testing.http_peer import HttpFault, HttpPeer
+from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
+
+POLICY = TimeoutPolicy(idle=5, maximum=10, connect=5)
+
+
+def _client(url: str, events: list[Event], **options: object) -> Client:
+    return Client(http(url), timeout=POLICY, on_event=events.append, retry=None, **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("fault", ["http_500", "drop_mid_stream"])
+async def test_a_poll_failing_twice_then_answering_does_not_fail_the_call(events: list[Event], fault: str) -> None:
+    peer = HttpPeer(ScriptedPeer(tasks=True), faults={"tasks/get": HttpFault(fault, times=2)})  # type: ignore[arg-type]
+    async with peer.serving() as url, _client(url, events) as client:
+        result = await client.call_tool("task_work", {"seconds": 0.3, "text": "survived"})
+    assert text_of(result) == "task done: survived"
+    polls = peer.stats.posts("tasks/get")
+    assert [log.fault for log in polls[:2]] == [fault, fault]
+    assert len(polls) >= 3
+    assert len({log.rpc_id for log in polls}) == len(polls)  # each retry is a new request with a new id
+    assert sum(isinstance(e, TransportFailure) for e in events) == 2
+    assert peer.stats.posts("tasks/cancel") == []
+
+
+async def test_every_task_request_names_its_task_in_mcp_name(events: list[Event]) -> None:
+    peer = HttpPeer(ScriptedPeer(tasks=True))
+    async with peer.serving() as url, _client(url, events) as client:
+        with pytest.raises(MaxTimeout):
+            await client.call_tool("task_work", {"seconds": 30}, timeout=TimeoutPolicy(idle=5, maximum=0.6))
+        await anyio.sleep(0.2)
+    (created,) = [e for e in events if isinstance(e, TaskCreated)]
+    task_posts = [log for log in peer.stats.posts() if (log.rpc_method or "").startswith("tasks/")]
+    assert {log.rpc_method for log in task_posts} == {"tasks/get", "tasks/cancel"}
+    assert all(log.headers.get("mcp-name") == created.task_id for log in task_posts)
+    assert all(log.headers.get("mcp-method") == log.rpc_method for log in task_posts)
+    assert peer.stats.errors == []
+    assert peer.peer.tasks.tasks[created.task_id].status == "cancelled"
+
+
+async def test_a_new_client_resumes_a_task_over_http(events: list[Event]) -> None:
+    peer = HttpPeer(ScriptedPeer(tasks=True))
+    async with peer.serving() as url:
+        async with _client(url, events) as first, first.tool_call("task_work", {"seconds": 0.8}) as call:
+            with anyio.fail_after(5):
+                while call.task_id is None:
+                    await anyio.sleep(0.01)
+            task_id = call.task_id
+            call.detach()
+        assert peer.stats.posts("tasks/cancel") == []
+        async with _client(url, events) as second:
+            result = await second.task_result(task_id, timeout=5)
+    assert text_of(result) == "task done: ok"

@@ -1,0 +1,65 @@
+"""A TCP proxy on 127.0.0.1 that can cut a connection in the middle of a request, for HTTP interop tests.
+
+``drop(marker, times)`` makes the next ``times`` connections whose client bytes contain ``marker`` (a JSON-RPC
+method, say) be cut right after those bytes went to the server: the server got the request and works on it, the
+client loses the connection before any answer. Everything else is piped through untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.abc
+
+
+class CuttingProxy:
+    """Forwards ``127.0.0.1:<port>`` to ``127.0.0.1:<upstream>``; see the module docstring."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port: int | None = None
+        self.cuts = 0
+        """How many connections were cut."""
+        self._marker = b""
+        self._times = 0
+
+    def drop(self, marker: bytes, times: int = 1) -> None:
+        """Cut the next ``times`` connections that carry ``marker``."""
+        self._marker, self._times = marker, times
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[CuttingProxy]:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        async with listener, anyio.create_task_group() as task_group:
+            task_group.start_soon(listener.serve, self._handle)
+            try:
+                yield self
+            finally:
+                task_group.cancel_scope.cancel()
+
+    async def _handle(self, client: anyio.abc.SocketStream) -> None:
+        server = await anyio.connect_tcp("127.0.0.1", self.upstream_port)
+        async with client, server, anyio.create_task_group() as task_group:
+            task_group.start_soon(self._pipe, server, client, task_group.cancel_scope, False)
+            await self._pipe(client, server, task_group.cancel_scope, True)
+
+    async def _pipe(
+        self,
+        source: anyio.abc.SocketStream,
+        target: anyio.abc.SocketStream,
+        scope: anyio.CancelScope,
+        from_client: bool,
+    ) -> None:
+        try:
+            async for chunk in source:
+                await target.send(chunk)
+                if from_client and self._times and self._marker and self._marker in chunk:
+                    self._times -= 1
+                    self.cuts += 1
+                    break
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        scope.cancel()
