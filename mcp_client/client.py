@@ -171,7 +171,9 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
             if (restart := getattr(self.transport, "restart", None)) is not None:  # stdio that heals: see supervisor
-                return await Supervisor.start(self, restart, task_group, stack)
+                await Supervisor.start(self, restart, task_group, stack)
+                self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
+                return self
             runner = self._new_runner()
             session = runner.session
             connection = await stack.enter_async_context(self.transport.connect(session))

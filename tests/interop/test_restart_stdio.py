@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from mcp_client import (
     RetryPolicy,
     RetryScheduled,
     ServerRestarted,
+    TaskCreated,
     TimeoutPolicy,
     TransportError,
     stdio,
@@ -176,3 +178,17 @@ async def test_a_group_server_with_a_restart_block_in_mcp_json_is_back_after_a_k
         result = await group.call_tool("py/echo", {"text": "group"})
         assert text_of(result) == "group"
         assert group["py"].server_process_id != first_pid
+
+
+async def test_a_supervised_client_drives_task_backed_calls(tmp_path: Path) -> None:
+    """Tasks run on a supervised client too (the scripted peer as a real process, serving its task tools)."""
+    command = [sys.executable, "-m", "mcp_client.testing.peer", "--era", "modern", "--tasks"]
+    events: list[Event] = []
+    async with supervised(command, tmp_path / "events.jsonl")(events) as client:
+        result = await client.call_tool("task_work", {"seconds": 0.2, "text": "built"})
+        assert text_of(result) == "task done: built"
+        kill(client)
+        await wait_for(lambda: restarts(events))
+        result = await client.call_tool("task_work", {"seconds": 0.2, "text": "again"})
+        assert text_of(result) == "task done: again"
+    assert len([e for e in events if isinstance(e, TaskCreated)]) == 2
