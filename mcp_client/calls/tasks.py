@@ -25,6 +25,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -51,6 +52,9 @@ from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSch
 from mcp_client.policy.tasks import TaskState as State
 from mcp_client.tasks.model import Task, task_of
 from mcp_client.transports.base import JSONObject
+
+if TYPE_CHECKING:
+    from mcp_client.session import Session
 
 __all__ = ["TaskControl", "TaskHooks", "TaskRunner"]
 
@@ -88,7 +92,8 @@ class _Run:
 
     task_id: str
     call: CallState
-    modern: bool
+    extension: bool
+    """The 2026-07-28 extension's flavour (the era's ``tasks_extension``), else 2025-11-25's experimental one."""
     schedule: PollSchedule
     tracker: StatusTracker = field(default_factory=StatusTracker)
     keys: InputKeys = field(default_factory=InputKeys)
@@ -110,7 +115,6 @@ class TaskRunner:
         rng: random.Random | None = None,
     ) -> None:
         self._runner = runner
-        self._session = runner.session
         self._task_group = task_group
         self._input_handler = input_handler
         self._cancel_timeout = cancel_timeout
@@ -121,8 +125,13 @@ class TaskRunner:
         self._cancels_drained = anyio.Event()
 
     @property
-    def _modern(self) -> bool:
-        return self._session.era is not None and self._session.era.modern
+    def _session(self) -> Session:
+        """The session the runner runs on now (after a supervised stdio server's restart, the new one)."""
+        return self._runner.session
+
+    @property
+    def _extension(self) -> bool:
+        return self._session.era is not None and self._session.era.tasks_extension
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
@@ -148,7 +157,9 @@ class TaskRunner:
             started_at=min(started_at, now),
             caller_deadline=anyio.current_effective_deadline(),
         )
-        run = _Run(task_id, CallState("tools/call", deadline, None), self._modern, PollSchedule(self.poll, self._rng))
+        run = _Run(
+            task_id, CallState("tools/call", deadline, None), self._extension, PollSchedule(self.poll, self._rng)
+        )
         own_control = control if control is not None else RequestControl()
         own_control.attach(run.call)
         try:
@@ -189,14 +200,14 @@ class TaskRunner:
         status = run.tracker.status
         if status is State.COMPLETED:
             run.settled = True
-            if not run.modern:
+            if not run.extension:
                 return await self._fetch_result(run, control)
             if report.result is None:
                 raise ProtocolError(f"task {run.task_id!r} completed without a result")
             return report.result
         if status is State.FAILED:
             run.settled = True
-            if not run.modern:
+            if not run.extension:
                 await self._fetch_result(run, control)  # raises the task's error
                 raise ProtocolError(f"task {run.task_id!r} failed, but tasks/result returned a result")
             raise _failed(run.task_id, report.error, report.status_message)
@@ -205,7 +216,7 @@ class TaskRunner:
             reason = report.status_message or "the task was cancelled on the server"
             raise RequestCancelled(f"task {run.task_id!r} was cancelled: {reason}", reason=reason)
         if status is State.INPUT_REQUIRED and change is not StatusChange.BACKWARDS:
-            if not run.modern:
+            if not run.extension:
                 # 2025-11-25: the server sends its requests on the stream of tasks/result, which ends with the task.
                 return await self._fetch_result(run, control, waiting=True)
             fresh = run.keys.fresh(report.input_requests or {})
@@ -255,7 +266,7 @@ class TaskRunner:
             run.settled = True
             detail = f"the server does not know task {run.task_id!r}: {exc.message}"
             raise TaskNotFound(detail, task_id=run.task_id) from None
-        return task_of(raw, modern=run.modern)
+        return task_of(raw, modern=run.extension)
 
     async def _fetch_result(self, run: _Run, control: RequestControl, *, waiting: bool = False) -> JSONObject | None:
         """2025-11-25 ``tasks/result``: the tool's result, or the task's error as :class:`TaskFailed`.
@@ -319,7 +330,7 @@ class TaskRunner:
             raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
         except InvalidParams as exc:
             raise TaskNotFound(f"the server does not know task {task_id!r}: {exc.message}", task_id=task_id) from None
-        return task_of(raw, modern=self._modern)
+        return task_of(raw, modern=self._extension)
 
     async def cancel(self, task_id: str, *, policy: TimeoutPolicy, reason: str = "cancelled by the client") -> None:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already

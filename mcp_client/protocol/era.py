@@ -93,6 +93,19 @@ class Era:
         return not self.modern
 
     @property
+    def tasks_extension(self) -> bool:
+        """Are tasks the ``io.modelcontextprotocol/tasks`` extension (2026-07-28: the server decides, a report
+        carries the result, input is answered with ``tasks/update``)? Else the 2025-11-25 experimental tasks: the
+        client asks with ``params.task``, and the result and the server's requests come through ``tasks/result``."""
+        return self.modern
+
+    @property
+    def listen_stream(self) -> bool:
+        """Do changes come on a ``subscriptions/listen`` stream (2026-07-28)? Else as the session's own
+        notifications, with ``resources/subscribe`` for single resources (2025-11-25)."""
+        return self.modern
+
+    @property
     def name(self) -> str:
         """``"2026-07-28 (stateless)"`` or ``"2025-11-25 (initialize)"``, for humans."""
         return f"{self.version} ({'stateless' if self.modern else 'initialize'})"

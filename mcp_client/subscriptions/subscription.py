@@ -55,7 +55,7 @@ class Subscription:
         self._pending = PendingChanges()
         self._engine: ModernSubscription | LegacySubscription
         era = runner.session.era
-        if era is not None and era.modern:
+        if era is not None and era.listen_stream:
             self._engine = ModernSubscription(runner, task_group, asked, policy, self._pending, invalidate)
         else:
             self._engine = LegacySubscription(

@@ -146,7 +146,7 @@ class TaskMethods:
         """2025-11-25: ask for a task (``params.task``) when the tool requires one, or allows one and the task
         policy names it; the tool's support is learnt first (``tools/list``) when the server offers tasks and the
         tool was not listed yet. At 2026-07-28 the server decides: nothing is added."""
-        if self.era.modern or not self.tasks.enabled:
+        if self.era.tasks_extension or not self.tasks.enabled:
             return False
         if name not in self._task_support and _serves_tasks(self.server_capabilities):
             await self.list_tools(timeout=timeout)
@@ -166,7 +166,7 @@ class TaskMethods:
         handle: TaskControl | None = None,
     ) -> JSONObject:
         """``result`` itself, or, when it created a task, the task's result once polled to its end."""
-        task = creation_of(result, modern=self.era.modern, asked=asked)
+        task = creation_of(result, modern=self.era.tasks_extension, asked=asked)
         if task is None:
             return result
         if handle is not None:
