@@ -391,32 +391,34 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         asked = await self._ask_for_task(name, params, timeout)
-        with self._explaining_missing_tasks():
-            for relisted in (False, True):
-                try:
-                    policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
-                    result = await self._calls_runner.run(
-                        "tools/call",
-                        params,
-                        policy=policy,
-                        retry=retry_policy,
-                        idempotent=self.is_idempotent(name),
-                        headers=headers,
-                        started_at=started_at,
-                        on_progress=on_progress,
-                        renew=self._renew_session,
-                    )
-                    result = await self._finish_as_task(name, result, policy, started_at, asked)
-                    return self._checked(name, tool_result(name, result, raise_on_error))
-                except HeaderMismatch as exc:
-                    if relisted or not self._sends_tool_headers:
-                        exc.about_tool(name, self._annotations.get(name))
-                        raise
-                    # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                    await self.list_tools(timeout=timeout, cache=False)
-                except MCPClientError as exc:
-                    exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
+        for relisted in (False, True):
+            try:
+                policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
+                result = await self._calls_runner.run(
+                    "tools/call",
+                    params,
+                    policy=policy,
+                    retry=retry_policy,
+                    idempotent=self.is_idempotent(name),
+                    headers=headers,
+                    started_at=started_at,
+                    on_progress=on_progress,
+                    renew=self._renew_session,
+                )
+                result = await self._finish_as_task(name, result, policy, started_at, asked)
+                return self._checked(name, tool_result(name, result, raise_on_error))
+            except HeaderMismatch as exc:
+                if relisted or not self._sends_tool_headers:
+                    exc.about_tool(name, self._annotations.get(name))
                     raise
+                # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
+                await self.list_tools(timeout=timeout, cache=False)
+            except MCPClientError as exc:
+                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
+                explained = self._explained(exc)
+                if explained is exc:
+                    raise
+                raise explained from None
         raise AssertionError("unreachable")
 
     def tool_call(

@@ -8,8 +8,7 @@ public ``task_result``, ``get_task`` and ``cancel_task``. May touch the call roo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio.abc
@@ -18,7 +17,7 @@ import mcp_types
 from mcp_client._results import tool_result
 from mcp_client.calls.runner import CallRunner
 from mcp_client.calls.tasks import TaskControl, TaskHooks, TaskRunner
-from mcp_client.errors import MissingClientCapability
+from mcp_client.errors import MCPClientError, MissingClientCapability
 from mcp_client.events import TaskCreated
 from mcp_client.handlers import InputHandlers
 from mcp_client.inflight import RequestControl
@@ -104,13 +103,12 @@ class TaskMethods:
         self._task_runner = None
         return declared_capabilities(capabilities, self.tasks)
 
-    @contextmanager
-    def _explaining_missing_tasks(self) -> Iterator[None]:
-        """A ``-32021`` that asks for the tasks extension while tasks are off is raised said plainly."""
-        try:
-            yield
-        except MissingClientCapability as exc:
-            raise explain_missing_tasks(exc, self.tasks) from None
+    def _explained(self, error: MCPClientError) -> MCPClientError:
+        """``error``, or, for a ``-32021`` that asks for the tasks extension while tasks are off, that said plainly.
+        (A plain function the call's ``except`` calls, not a context manager held across the call's await.)"""
+        if isinstance(error, MissingClientCapability):
+            return explain_missing_tasks(error, self.tasks)
+        return error
 
     def _connect_tasks(
         self,
