@@ -112,7 +112,8 @@ async def test_an_idempotent_call_moves_to_the_new_process_within_its_maximum() 
             with pytest.raises(TransportError):
                 await client.call_tool("die")
         ((elapsed, _),) = ended
-        assert elapsed <= 3  # moved over or not, the call ends by its one maximum
+        # Moved over or not, the call ends by its one maximum (to within the rounding of the clock's float sums).
+        assert elapsed == pytest.approx(3) or elapsed < 3
 
 
 async def test_closing_during_a_restarts_handshake_does_not_wait_for_it() -> None:

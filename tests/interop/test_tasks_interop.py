@@ -238,12 +238,14 @@ async def test_research_query_over_http_survives_a_cut_connection(everything_url
     events: list[Event] = []
     upstream = int(everything_url.rsplit(":", 1)[1].split("/")[0])
     async with CuttingProxy(upstream).serving() as proxy:
-        proxy.drop(b'"tasks/get"', times=1)
+        proxy.drop(b'"tasks/get"', times=2)
         url = f"http://127.0.0.1:{proxy.port}/mcp"
         async with Client(http(url), timeout=POLICY, on_event=events.append, retry=None) as client:
             result = await client.call_tool("simulate-research-query", {"topic": "resilience"})
             assert "Research Report: resilience" in _text(result)
             task_id = _task_id(events)
             assert (await client.get_task(task_id)).status == "completed"
-    assert proxy.cuts == 1
+    assert proxy.cuts == 2
+    # (The server may answer a poll before the proxy's cut takes effect, and a cut on a reused keep-alive
+    # connection may be re-sent by the transport itself; of two cuts, at least one reaches the poller as a failure.)
     assert any(isinstance(e, TransportFailure) for e in events)
