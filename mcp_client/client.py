@@ -29,6 +29,7 @@ from mcp_client.cache import ResultCache, authorization_context
 from mcp_client.cached_requests import CachedRequests
 from mcp_client.call import Call
 from mcp_client.calls import CallRunner
+from mcp_client.calls.slots import InFlightLimit, check_max_in_flight
 from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
@@ -92,6 +93,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         validate_output: Check ``structuredContent`` against the tool's ``outputSchema`` (StructuredOutputError).
         cache: Keep cacheable results while fresh (ttlMs): ``True``, ``False``, or a shared ``ResultCache``.
         tasks: Task-backed tool calls, a :class:`~mcp_client.TaskPolicy` (on by default; ``False``: none at all).
+        max_in_flight: Most calls in flight to the server at once (``None``: no limit); the others wait in line,
+            inside their maximum, before anything is sent (:mod:`mcp_client.calls.slots`).
     """
 
     def __init__(
@@ -117,6 +120,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         validate_output: bool = True,
         cache: ResultCache | bool = True,
         tasks: bool | TaskPolicy = True,
+        max_in_flight: int | None = None,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -129,6 +133,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         self.retry_budget = RetryBudget()
         """Shared by every call of this client: retries stop while most recent attempts fail."""
         self.max_input_rounds = max_input_rounds
+        limit = check_max_in_flight(max_in_flight)
+        self._in_flight_limit = InFlightLimit(limit) if limit is not None else None
         self.meta_hook = meta_hook
         """Called as ``meta_hook(method, params)`` before each call is sent, on the calling task; it may add keys
         to ``params["_meta"]`` (``Tracing.meta_hook`` puts the W3C ``traceparent`` there)."""
@@ -208,6 +214,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
             max_rounds=self.max_input_rounds,
             progress_interval=self._progress_interval,
             input_handler=input_handler,
+            in_flight_limit=self._in_flight_limit,
         )
 
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:

@@ -33,6 +33,7 @@ __all__ = [
     "ServerRestarted",
     "ServerStderr",
     "Slow",
+    "SlotWaited",
     "TaskCancelSent",
     "TaskCreated",
     "TaskStatus",
@@ -114,6 +115,19 @@ class Slow:
     request_id: RequestId
     method: str
     elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class SlotWaited:
+    """A call found every slot of ``max_in_flight`` taken and waited in line, from ``since`` (the client's clock)
+    for ``waited`` seconds. ``admitted`` is False when it left the line without a slot (its maximum passed, it
+    was cancelled): it was then never sent. A call that found a slot free reports nothing."""
+
+    method: str
+    since: float
+    waited: float
+    admitted: bool
+    limit: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +283,7 @@ Event: TypeAlias = (
     | ProgressRejected
     | IdleTimerReset
     | Slow
+    | SlotWaited
     | TimedOut
     | CancelSent
     | LateMessage

@@ -7,7 +7,8 @@ handle, the handshake). For each it owns:
   deadline, read by everything else (the write's bound, the wait, retries, input rounds, the progress drain);
 * the attempts and their retries (:func:`~mcp_client.policy.retry.decide`), and the input rounds of 2026-07-28;
 * progress delivery (:mod:`.delivery`): which sink the reader offers updates to, and the pump a callback needs;
-* the renewal of a 2025-11-25 session the server ended, through a callable the client gives, once per call.
+* the renewal of a 2025-11-25 session the server ended, through a callable the client gives, once per call;
+* the wait for a slot when the client limits its calls in flight (:mod:`.slots`), inside the one maximum.
 
 Each request on the wire is one attempt (:mod:`.attempt`); the session hands out its id and token and routes its
 answer. May touch the session, the policy core, progress sinks and the errors and events; never a transport.
@@ -22,6 +23,7 @@ import anyio
 from mcp_client.calls.attempt import run_attempt
 from mcp_client.calls.delivery import progress_delivery
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
+from mcp_client.calls.slots import InFlightLimit
 from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired
 from mcp_client.events import RequestFinished, RetryScheduled
 from mcp_client.handlers import InputHandler
@@ -50,8 +52,11 @@ class CallRunner:
         max_rounds: int = 10,
         progress_interval: float | None = None,
         input_handler: InputHandler | None = None,
+        in_flight_limit: InFlightLimit | None = None,
     ) -> None:
         self.session = session
+        self.in_flight_limit = in_flight_limit
+        """The client's limit of calls in flight (shared by the runners of its restarts), if it has one."""
         self._budget = budget
         self._max_rounds = max_rounds
         self._progress_interval = progress_interval
@@ -98,6 +103,10 @@ class CallRunner:
         # (As few locals as can be, arguments spelled out and no dict of options: these frames live as long as the
         # call, and their size is most of what a call in flight holds.)
         deadline = self._deadline(policy, started_at)
+        # A counted call waits for a slot first, inside its maximum (calls.slots); it holds it to its end.
+        limit = self.in_flight_limit if self.in_flight_limit is not None and InFlightLimit.counts(method) else None
+        if limit is not None and not limit.try_enter():
+            await limit.wait_for_turn(method, deadline, control, self.session)
         try:
             if on_progress is None:
                 return await self._live(
@@ -108,6 +117,8 @@ class CallRunner:
             )
         finally:
             deadline.finish()
+            if limit is not None:
+                limit.leave()
 
     def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
         """The call's clocks: its maximum counts from ``started_at`` (never later than now), capped by the caller's
