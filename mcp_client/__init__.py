@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         StructuredOutputError,
         TaskFailed,
         TaskNotFound,
+        ToolChanged,
         ToolError,
         TransportError,
         UnsupportedProtocolVersion,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
         TaskCreated,
         TaskStatus,
         TimedOut,
+        ToolDefinitionChanged,
         TransportFailure,
     )
     from mcp_client.group import ClientGroup, ServerStatus
@@ -97,6 +99,7 @@ if TYPE_CHECKING:
         ToolsListChanged,
     )
     from mcp_client.tasks import Task, TaskPolicy
+    from mcp_client.tool_pins import ToolPins
     from mcp_client.transports.base import Transport
     from mcp_client.transports.http import HttpTransport, http
     from mcp_client.transports.memory import MemoryTransport, memory
@@ -187,7 +190,10 @@ __all__ = [
     "TimeoutArg",
     "TimeoutKind",
     "TimeoutPolicy",
+    "ToolChanged",
+    "ToolDefinitionChanged",
     "ToolError",
+    "ToolPins",
     "ToolsListChanged",
     "Transport",
     "TransportError",
@@ -288,7 +294,10 @@ _LAZY: dict[str, str] = {
     "TimeoutArg": "mcp_client.client",
     "TimeoutKind": "mcp_client.policy",
     "TimeoutPolicy": "mcp_client.policy",
+    "ToolChanged": "mcp_client.errors",
+    "ToolDefinitionChanged": "mcp_client.events",
     "ToolError": "mcp_client.errors",
+    "ToolPins": "mcp_client.tool_pins",
     "ToolsListChanged": "mcp_client.subscriptions",
     "Transport": "mcp_client.transports.base",
     "TransportError": "mcp_client.errors",

@@ -31,6 +31,7 @@ from mcp_client.protocol.era import Era
 from mcp_client.registry import RetryArg
 from mcp_client.subscriptions import ListenPolicy
 from mcp_client.tasks import Task
+from mcp_client.tool_pins import ToolPins
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["ClientView", "SyncCall"]
@@ -183,6 +184,15 @@ class ClientView:
     def is_idempotent(self, tool: str) -> bool:
         """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
         return self._async.is_idempotent(tool)
+
+    @property
+    def tool_pins(self) -> ToolPins:
+        """Each tool's pinned definition (see :attr:`mcp_client.Client.tool_pins`)."""
+        return self._async.tool_pins
+
+    def accept_tool_change(self, name: str) -> None:
+        """Pin tool ``name``'s definition as last listed (see :meth:`mcp_client.Client.accept_tool_change`)."""
+        self._async.accept_tool_change(name)
 
     # -- calls -------------------------------------------------------------------------------------------------
 

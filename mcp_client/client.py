@@ -37,6 +37,7 @@ from mcp_client.features import ServerFeatures
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.logs import LogLevel
 from mcp_client.output_schema import OutputValidator
+from mcp_client.pinning import PinnedTools
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
@@ -50,6 +51,7 @@ from mcp_client.session import Session
 from mcp_client.subscriptions.listening import Listening
 from mcp_client.supervisor import Supervisor
 from mcp_client.tasks.client_side import TaskMethods, TaskPolicy
+from mcp_client.tool_pins import ToolPins
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
@@ -59,7 +61,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerView, ServerFeatures, Listening, TaskMethods):
+class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
     """A connection to one MCP server.
 
     ```python
@@ -95,6 +97,9 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         tasks: Task-backed tool calls, a :class:`~mcp_client.TaskPolicy` (on by default; ``False``: none at all).
         max_in_flight: Most calls in flight to the server at once (``None``: no limit); the others wait in line,
             inside their maximum, before anything is sent (:mod:`mcp_client.calls.slots`).
+        pin_tools: Refuse a call to a tool whose listed definition changed since it was pinned (``ToolChanged``)
+            until :meth:`accept_tool_change`; off, a change is only reported (``ToolDefinitionChanged``).
+        tool_pins: Pins to start from (``ToolPins.load(saved)``); by default each tool's first listing.
     """
 
     def __init__(
@@ -121,6 +126,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         cache: ResultCache | bool = True,
         tasks: bool | TaskPolicy = True,
         max_in_flight: int | None = None,
+        pin_tools: bool = False,
+        tool_pins: ToolPins | None = None,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -135,6 +142,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         self.max_input_rounds = max_input_rounds
         limit = check_max_in_flight(max_in_flight)
         self._in_flight_limit = InFlightLimit(limit) if limit is not None else None
+        self._init_pins(pin_tools, tool_pins)
         self.meta_hook = meta_hook
         """Called as ``meta_hook(method, params)`` before each call is sent, on the calling task; it may add keys
         to ``params["_meta"]`` (``Tracing.meta_hook`` puts the W3C ``traceparent`` there)."""
@@ -354,6 +362,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         if self._sends_tool_headers:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
+        self._observe_tools(tools)
         self._annotations = {tool.name: tool.annotations for tool in tools}
         self._output_schemas = {tool.name: tool.output_schema for tool in tools}
         self._learn_task_support(tools)
@@ -392,9 +401,11 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
             ServerError: The server answered with a JSON-RPC error.
             ProtocolError: The server broke the protocol.
             ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
+            ToolChanged: ``pin_tools`` is on and the tool's definition changed since it was pinned (nothing sent).
             StructuredOutputError: The result breaks the tool's ``outputSchema``.
         """
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
+        self._check_pinned(name)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         asked = await self._ask_for_task(name, params, timeout)
@@ -449,6 +460,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         ```
         Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
         """
+        self._check_pinned(name)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)

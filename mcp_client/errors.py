@@ -13,6 +13,7 @@ MCPClientError
 ├── TaskNotFound             the server does not know the task id, or it expired (.task_id)
 ├── ServerError              JSON-RPC error from the server (.code .message .data), subclassed for known codes
 ├── ToolError                the tool reported ``isError: true`` (only when the caller asks for raising)
+├── ToolChanged              ``pin_tools``: the tool's definition changed since it was pinned; nothing was sent
 ├── StructuredOutputError    the tool's ``structuredContent`` does not match its ``outputSchema``
 └── ProtocolError            the server broke the protocol
 ```
@@ -52,6 +53,7 @@ __all__ = [
     "TaskFailed",
     "TaskNotFound",
     "StructuredOutputError",
+    "ToolChanged",
     "ToolError",
     "TransportError",
     "UnsupportedProtocolVersion",
@@ -343,6 +345,18 @@ class ToolError(MCPClientError):
         super().__init__(message, **context)
         self.result = result
         """The full ``CallToolResult``."""
+
+
+class ToolChanged(MCPClientError):
+    """``Client(pin_tools=True)``: the tool's listed definition differs from the one pinned (its description,
+    schemas or annotations changed), so the call was refused before anything was sent. It goes through again once
+    the host calls ``client.accept_tool_change(name)``."""
+
+    def __init__(self, message: str, *, name: str, changed: tuple[str, ...], **context: Any) -> None:
+        super().__init__(message, **context)
+        self.tool = name
+        self.changed = changed
+        """The fields that differ, in their wire spelling (``"description"``, ``"inputSchema"``...)."""
 
 
 class StructuredOutputError(MCPClientError):

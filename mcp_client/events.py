@@ -38,6 +38,7 @@ __all__ = [
     "TaskCreated",
     "TaskStatus",
     "TimedOut",
+    "ToolDefinitionChanged",
     "TransportFailure",
 ]
 
@@ -276,6 +277,20 @@ class Relistened:
     cause: MCPClientError
 
 
+@dataclass(frozen=True, slots=True)
+class ToolDefinitionChanged:
+    """A listing showed tool ``name`` with a definition other than the one pinned (first seen, loaded, or last
+    accepted). ``changed`` names the fields that differ; ``before``/``after`` are the definitions (JSON, wire
+    spelling) with their fingerprints. Reported once per new form; see :mod:`mcp_client.tool_pins`."""
+
+    name: str
+    changed: tuple[str, ...]
+    before: dict[str, Any]
+    after: dict[str, Any]
+    before_fingerprint: str
+    after_fingerprint: str
+
+
 Event: TypeAlias = (
     RequestSent
     | RequestFinished
@@ -298,5 +313,6 @@ Event: TypeAlias = (
     | TaskCancelSent
     | Relistened
     | ServerRestarted
+    | ToolDefinitionChanged
 )
 """Any event of the stream."""

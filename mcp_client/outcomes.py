@@ -32,6 +32,7 @@ from mcp_client.errors import (
     ResourceNotFound,
     ServerError,
     SessionExpired,
+    ToolChanged,
     ToolError,
     TransportError,
     UnsupportedProtocolVersion,
@@ -70,7 +71,7 @@ def may_have_run(error: MCPClientError) -> Ran:
     """Whether the call that ended in ``error`` may have done its work on the server."""
     if isinstance(error, ToolError):
         return Ran.YES
-    if isinstance(error, ConnectError | SessionExpired) or _is_oauth_error(error):
+    if isinstance(error, ConnectError | SessionExpired | ToolChanged) or _is_oauth_error(error):
         return Ran.NO  # no session, a session the server no longer knew, or no authorization: it did not run
     if isinstance(error, TransportError):
         return Ran.MAYBE if error.written else Ran.NO
@@ -101,6 +102,8 @@ def _what_happened(error: MCPClientError, subject: str) -> str:
     attempts = f" ({tries} attempts)" if tries > 1 else ""
     if isinstance(error, MaxTimeout):
         limit = f" of {error.timeout:g} s" if error.timeout is not None else ""
+        if not error.request_ids:  # (it waited in line for a slot, or for the connection, and never left)
+            return f"{subject} was never sent: its time limit{limit} passed while it waited to be sent."
         return f"{subject} did not finish within its time limit{limit}{attempts}."
     if isinstance(error, RequestTimeout):
         limit = f" for {error.timeout:g} s" if error.timeout is not None else ""
@@ -108,6 +111,9 @@ def _what_happened(error: MCPClientError, subject: str) -> str:
     if isinstance(error, RequestCancelled):
         reason = f" ({error.reason})" if error.reason else ""
         return f"{subject} was cancelled{after}{reason}."
+    if isinstance(error, ToolChanged):
+        fields = ", ".join(error.changed)
+        return f"{subject} was not called: its definition changed since the host reviewed it ({fields})."
     if isinstance(error, ConnectError):
         return f"{subject} could not be called: the server could not be started or reached ({detail})."
     if _is_oauth_error(error):
@@ -160,6 +166,8 @@ def _advice(error: MCPClientError, ran: Ran) -> str:
             return "The tool did not run."
         if _is_oauth_error(error):
             return "The tool did not run; calling it again needs the authorization fixed first."
+        if isinstance(error, ToolChanged):
+            return "The tool did not run; it can be called again only once the host accepts the change."
         wait = _retry_after(error)
         return f"The tool did not run, so it is safe to try again{wait}."
     if isinstance(error, ToolError):

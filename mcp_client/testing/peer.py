@@ -198,6 +198,9 @@ class ScriptedPeer:
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, got {page_size}")
         self.era: PeerEra = era
+        self.tool_edits: dict[str, JsonObject] = {}
+        """Fields laid over a tool's ``tools/list`` entry, by tool name, from the next listing on: a server that
+        changes a tool's description or schema between listings (tests of tool pinning)."""
         self.page_size = page_size
         self.discover: DiscoverBehaviour = discover or ("error" if era == "legacy" else "answer")
         self.stderr = stderr
@@ -608,7 +611,7 @@ class _PeerConnection:
             )
             return None
         if method == "tools/list":
-            listed = [tool.describe() for tool in CATALOGUE]
+            listed = [{**tool.describe(), **self._peer.tool_edits.get(tool.name, {})} for tool in CATALOGUE]
             if self._peer.serves_tasks:
                 listed.extend(TASK_TOOLS)
             return self._page(listed, params, "tools")
