@@ -19,6 +19,7 @@ __all__ = [
     "Duration",
     "Flag",
     "FlagOrNull",
+    "MaxInFlight",
     "Multiplier",
     "NonNegative",
     "Text",
@@ -64,6 +65,12 @@ def _attempts(value: object) -> int:
     return value
 
 
+def _max_in_flight(value: object) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise problem("must be an integer >= 1 or null, got {value}", value=json.dumps(value))
+    return value
+
+
 def _flag(value: object) -> bool:
     if not isinstance(value, bool):
         raise problem("must be true or false, got {value}", value=json.dumps(value))
@@ -92,6 +99,7 @@ Duration = Annotated[float | None, BeforeValidator(_duration)]
 NonNegative = Annotated[float, BeforeValidator(_non_negative)]
 Multiplier = Annotated[float, BeforeValidator(_multiplier)]
 Attempts = Annotated[int, BeforeValidator(_attempts)]
+MaxInFlight = Annotated[int | None, BeforeValidator(_max_in_flight)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 FlagOrNull = Annotated[bool | None, BeforeValidator(_flag_or_null)]
 Text = Annotated[str, BeforeValidator(_text)]

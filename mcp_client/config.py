@@ -43,6 +43,7 @@ from mcp_client._config_values import (
     Duration,
     Flag,
     FlagOrNull,
+    MaxInFlight,
     Multiplier,
     NonNegative,
     Text,
@@ -228,6 +229,7 @@ class PolicyConfig(RuleConfig):
 
     tools: dict[Annotated[str, BeforeValidator(_tool_pattern)], RuleConfig] = Field(default_factory=dict)
     annotations: dict[Annotated[str, BeforeValidator(_annotation)], RuleConfig] = Field(default_factory=dict)
+    max_in_flight: MaxInFlight = None  # (the server's limit of calls in flight: ServerSpec, not the registry)
 
     def registry(self) -> PolicyRegistry:
         """The rules as a :class:`~mcp_client.registry.PolicyRegistry` over the library's client defaults."""
@@ -325,7 +327,7 @@ class GroupConfig(BaseModel):
     def specs(self) -> dict[str, ServerSpec]:
         """What :class:`~mcp_client.group.ClientGroup` starts: each enabled server's transport and rules."""
         return {
-            name: ServerSpec(server.transport_spec(), server.policy.registry())
+            name: ServerSpec(server.transport_spec(), server.policy.registry(), server.policy.max_in_flight)
             for name, server in self.servers.items()
             if not server.disabled
         }
@@ -338,10 +340,12 @@ class ServerSpec:
     Args:
         transport: Any :class:`~mcp_client.Transport` (``stdio(...)``, ``http(...)``, ``memory(...)`` in tests).
         policies: Its timeout and retry rules; their client default is replaced by the group's client options.
+        max_in_flight: Most calls in flight to it at once (``policy.max_in_flight``; None: the group's option).
     """
 
     transport: Transport
     policies: PolicyRegistry = field(default_factory=PolicyRegistry)
+    max_in_flight: int | None = None
 
 
 # -- loading ------------------------------------------------------------------------------------------------

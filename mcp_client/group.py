@@ -40,6 +40,7 @@ import anyio.abc
 import mcp_types
 
 from mcp_client.call import Call
+from mcp_client.calls.slots import check_max_in_flight
 from mcp_client.client import Client
 from mcp_client.config import ServerSpec, load_config
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
@@ -92,6 +93,7 @@ class _Server:
     name: str
     transport: Transport
     policies: PolicyRegistry
+    max_in_flight: int | None = None
     client: Client | None = None
     error: Exception | None = None
     tools: dict[str, mcp_types.Tool] = field(default_factory=dict)
@@ -137,6 +139,8 @@ class ClientGroup:
         list_tools: List each server's tools when it starts, for the annotation rules (default: yes).
         **client_options: Passed to every :class:`~mcp_client.Client`. ``timeout`` and ``retry`` are the client
             default under every server's rules; ``retry_rules`` is not accepted (use the ``policy`` block).
+            ``max_in_flight`` limits each server on its own; a server's ``ServerSpec.max_in_flight`` (its
+            ``policy.max_in_flight`` in ``mcp.json``) replaces it for that server.
     """
 
     def __init__(
@@ -159,7 +163,8 @@ class ClientGroup:
             if isinstance(spec, Transport):
                 spec = ServerSpec(spec)
             policies = spec.policies.with_defaults(default_timeout, default_retry)
-            self._servers[name] = _Server(name, spec.transport, policies)
+            limit = check_max_in_flight(spec.max_in_flight, where=f"the max_in_flight of server {name!r}")
+            self._servers[name] = _Server(name, spec.transport, policies, limit)
         self._on_event = on_event
         self._list_tools = list_tools
         self._client_options = client_options
@@ -225,12 +230,15 @@ class ClientGroup:
 
     async def _run(self, server: _Server) -> None:
         """The life of one server: start, report, wait for the group to close, shut down. Never raises."""
+        options = self._client_options
+        if server.max_in_flight is not None:  # the server's own limit over the group's
+            options = {**options, "max_in_flight": server.max_in_flight}
         client = Client(
             server.transport,
             timeout=server.policies.server_timeout,
             retry=server.policies.server_retry,
             on_event=lambda event: self._event(server, event),
-            **self._client_options,
+            **options,
         )
         connect = server.policies.server_timeout.connect
         budget = connect + _CONNECT_GRACE if connect is not None else math.inf
