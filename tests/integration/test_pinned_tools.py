@@ -128,3 +128,21 @@ def test_pin_tools_and_tool_pins_are_checked_when_the_client_is_made() -> None:
         Client(memory(peer.serve), pin_tools="yes")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="ToolPins"):
         Client(memory(peer.serve), tool_pins={"version": 1})  # type: ignore[arg-type]
+
+
+def test_the_blocking_client_pins_and_accepts_too() -> None:
+    """``mcp_client.sync.Client``: the same refusal, ``accept_tool_change`` and ``tool_pins``, from a thread
+    without an event loop."""
+    from mcp_client import sync
+
+    peer = ScriptedPeer(era="modern")
+    with sync.Client(memory(peer.serve), pin_tools=True) as client:
+        client.list_tools()
+        peer.tool_edits["echo"] = RUG
+        client.list_tools(cache=False)
+        assert client.tool_pins.changed == ("echo",)
+        with pytest.raises(ToolChanged):
+            client.call_tool("echo", {"text": "hi"})
+        client.accept_tool_change("echo")
+        assert text_of(client.call_tool("echo", {"text": "hi"})) == "hi"
+        assert client.tool_pins.export()["tools"]["echo"]["definition"]["description"] == RUG["description"]
