@@ -97,7 +97,10 @@ class InFlightLimit:
     __slots__ = ("_in_flight", "_line", "_new_waiter", "_next_turn", "limit")
 
     def __init__(self, limit: int) -> None:
-        self.limit: int = check_max_in_flight(limit) or 1
+        checked = check_max_in_flight(limit)
+        if checked is None:
+            raise TypeError("an InFlightLimit needs a limit (for none, give the client max_in_flight=None)")
+        self.limit: int = checked
         """The most counted calls in flight at once."""
         self._in_flight = 0
         self._line: OrderedDict[int, _Turn] = OrderedDict()  # (removal in O(1), wherever the waiter stood)

@@ -123,3 +123,5 @@ def test_the_value_of_a_limit_is_checked() -> None:
         check_max_in_flight(False)
     with pytest.raises(TypeError, match="integer"):
         check_max_in_flight("4")
+    with pytest.raises(TypeError, match="needs a limit"):
+        InFlightLimit(None)  # type: ignore[arg-type]
