@@ -361,6 +361,12 @@ class ClientGroup:
                 task_group.start_soon(one, server)
         return {name: results[name] for name in self._servers if name in results}
 
+    def accept_tool_change(self, name: str) -> None:
+        """Accept the changed definition of tool ``server/tool`` (see :meth:`Client.accept_tool_change
+        <mcp_client.Client.accept_tool_change>`): with ``pin_tools=True``, its calls go through again."""
+        server, tool = split_tool_name(name)
+        self[server].accept_tool_change(tool)
+
     def resolve(
         self,
         qualified: str,

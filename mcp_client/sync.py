@@ -252,6 +252,11 @@ class ClientGroup:
         """List the tools of every running server, concurrently (see :meth:`mcp_client.ClientGroup.list_tools`)."""
         return self._runner.run(self._async.list_tools)
 
+    def accept_tool_change(self, name: str) -> None:
+        """Accept the changed definition of tool ``server/tool`` (see
+        :meth:`mcp_client.ClientGroup.accept_tool_change`)."""
+        self._async.accept_tool_change(name)
+
     def resolve(
         self,
         qualified: str,

@@ -117,7 +117,7 @@ async def test_a_group_pins_each_servers_tools() -> None:
         await group.list_tools()
         with pytest.raises(ToolChanged):
             await group.call_tool("one/echo", {"text": "hi"})
-        group["one"].accept_tool_change("echo")
+        group.accept_tool_change("one/echo")
         assert text_of(await group.call_tool("one/echo", {"text": "hi"})) == "hi"
     assert [(s, e.name) for s, e in changes if isinstance(e, ToolDefinitionChanged)] == [("one", "echo")]
 
