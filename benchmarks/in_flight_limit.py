@@ -8,8 +8,8 @@ Three clients call ``echo`` on the benchmark server over stdio, each with ``conc
 throughput loop of :mod:`benchmarks.measure`): mcp_client with no limit, mcp_client with
 ``max_in_flight = 4 * concurrency`` (a limit that is never reached, so every call takes the fast path: a
 comparison and an increment), and the reference client (mcp 2.3.0). For scale, mcp_client with ``max_in_flight =
-concurrency / 5`` as well, where four calls in five wait in line. The repeats are interleaved, the figures are the
-median of the worker's CPU per call, and what counts is the ratios of the same run: the limit not reached over no
+concurrency / 5`` as well, where four calls in five wait in line. The repeats are interleaved and rotated, the figures are the
+median of the process's CPU per call, and what counts is the ratios of the same run: the limit not reached over no
 limit (it should stay at 1.00 within noise), and each against the reference. Not part of ``python -m benchmarks``.
 """
 
@@ -50,9 +50,12 @@ async def measure(calls: int, concurrency: int, repeats: int) -> dict[str, float
         "reference": lambda: open_driver("reference", "stdio"),
     }
     samples: dict[str, list[float]] = {name: [] for name in opens}
-    for _ in range(repeats):
-        for name, open_one in opens.items():  # interleaved, so a machine that slows down slows every client
-            async with open_one() as driver:
+    names = list(opens)
+    for repeat in range(repeats):
+        # Interleaved, so a machine that slows down slows every client, and rotated, so none always goes first.
+        shift = repeat % len(names)
+        for name in names[shift:] + names[:shift]:
+            async with opens[name]() as driver:
                 result = await throughput(driver, calls=calls, concurrency=concurrency, warmup=20)
             cpu = result["throughput_cpu_per_call_us"]
             assert cpu is not None
