@@ -7,10 +7,11 @@ Usage::
 Three clients call ``echo`` on the benchmark server over stdio, each with ``concurrency`` calls in flight (the
 throughput loop of :mod:`benchmarks.measure`): mcp_client with no limit, mcp_client with
 ``max_in_flight = 4 * concurrency`` (a limit that is never reached, so every call takes the fast path: a
-comparison and an increment), and the reference client (mcp 2.3.0). For scale, mcp_client with ``max_in_flight =
-concurrency / 5`` as well, where four calls in five wait in line. The repeats are interleaved and rotated, the figures are the
-median of the process's CPU per call, and what counts is the ratios of the same run: the limit not reached over no
-limit (it should stay at 1.00 within noise), and each against the reference. Not part of ``python -m benchmarks``.
+comparison and an increment), and the reference client (mcp 2.3.0). For scale, mcp_client with
+``max_in_flight = concurrency / 5`` as well, where four calls in five wait in line. The repeats are interleaved
+and rotated, the figures are the median of the process's CPU per call, and what counts is the ratios of the same
+run: the limit not reached over no limit (it should stay at 1.00 within noise), and each against the reference.
+Not part of ``python -m benchmarks``.
 """
 
 from __future__ import annotations
