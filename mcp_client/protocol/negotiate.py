@@ -8,7 +8,8 @@ The rule of the spec's backward-compatibility section, applied in order:
    accept, fall back to ``initialize``; if nothing is mutual, fail with the versions named.
 3. Any other error, an answer that is not a ``DiscoverResult``, or no answer within the probe timeout: a legacy
    server. Run ``initialize`` + ``notifications/initialized`` (neither the probe nor ``initialize`` is ever
-   cancelled on the wire). The fallback is never keyed to one error code.
+   cancelled on the wire). The fallback is never keyed to one error code. A server that was only too slow for
+   the probe and refuses ``initialize`` with ``-32022`` naming a modern version we speak is probed once more.
 
 A transport failure during all this is a :class:`~mcp_client.ConnectError`.
 
@@ -193,7 +194,15 @@ async def _probe(
             if mode != "auto":
                 raise
             logger.debug("discover failed (%s): falling back to initialize", exc)
-            return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
+            try:
+                return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
+            except UnsupportedProtocolVersion as refused:
+                # A modern server too slow for the probe refuses the handshake, naming its versions: probe again.
+                mutual = [v for v in MODERN_VERSIONS if v in refused.supported]
+                if not (isinstance(exc, RequestTimeout) and mutual and _attempt == 0):
+                    raise
+                version = mutual[0]
+                continue
         return await _adopt_discover_result(handshake, result, mode, client_info, capabilities)
     raise ConnectError("the server kept rejecting the protocol version it named as supported")
 

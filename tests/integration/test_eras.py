@@ -137,6 +137,49 @@ async def test_handshake_refused_is_a_connect_error(events: list[Event]) -> None
     assert [e.method for e in events if isinstance(e, RequestSent)] == ["server/discover", "initialize"]
 
 
+@pytest.mark.fake_clock
+async def test_a_slow_modern_server_is_probed_again_when_it_refuses_initialize(events: list[Event]) -> None:
+    """A modern server too slow for the discover probe refuses the fallback ``initialize`` with -32022 naming a
+    modern version: the client probes once more (a new id) and speaks 2026-07-28, instead of failing the start."""
+    discovers: list[object] = []
+
+    async def slow_modern(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        async def answer(message: dict[str, object], delay: float) -> None:
+            await anyio.sleep(delay)
+            if message["method"] == "server/discover":
+                body: dict[str, object] = {
+                    "result": {
+                        "resultType": "complete",
+                        "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}},
+                    }
+                }
+            else:
+                data = {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+                body = {"error": {"code": -32022, "message": "initialize is not accepted here", "data": data}}
+            await send.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **body}).encode() + b"\n")
+
+        buffer = b""
+        async with anyio.create_task_group() as group:
+            async for chunk in receive:
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    message = json.loads(line)
+                    if "id" not in message:
+                        continue
+                    if message["method"] == "server/discover":
+                        discovers.append(message["id"])
+                    # The first probe is answered only after the probe timeout has passed.
+                    group.start_soon(answer, message, 10.0 if len(discovers) == 1 else 0.0)
+
+    async with Client(memory(slow_modern), probe_timeout=2, on_event=events.append) as client:
+        assert client.protocol_version == "2026-07-28"
+    sent = [e.method for e in events if isinstance(e, RequestSent)]
+    assert sent == ["server/discover", "initialize", "server/discover"]
+    assert len(set(discovers)) == 2
+
+
 class _AnnounceListChangedFirst(anyio.abc.ByteSendStream):
     """The peer's output, preceded by an unsolicited notifications/tools/list_changed before its first answer."""
 
