@@ -274,6 +274,7 @@ class OAuth(_AuthOfBothLines):
             self.server_url,
             resource_metadata=challenge.resource_metadata if challenge is not None else None,
             legacy_fallback=self.legacy_fallback,
+            issuer=getattr(self.grant, "issuer", None),  # a grant of a host's own making may predate the attribute
         )
         self._discovery = discovery
         return discovery
