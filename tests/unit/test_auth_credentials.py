@@ -286,3 +286,22 @@ async def test_file_storage_narrows_wide_permissions_and_survives_damage(tmp_pat
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     await storage.set_tokens("r", None)
     assert await storage.get_tokens("r") is None
+
+
+async def test_file_storage_expands_the_home_folder_and_keeps_every_new_folder_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, elsewhere = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir(mode=0o755)
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)
+    storage = FileTokenStorage("~/.config/my-host/tokens.json")  # the docs' own example
+    await storage.set_tokens("r", tokens())
+    path = home / ".config" / "my-host" / "tokens.json"
+    assert storage.path == path
+    assert not (elsewhere / "~").exists()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    for folder in (home / ".config", home / ".config" / "my-host"):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700, folder
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o755  # a folder that was there is left as it was
