@@ -27,6 +27,7 @@ from mcp_client.auth._http import fetch
 from mcp_client.auth.errors import RegistrationError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, RegistrationResponse
 from mcp_client.auth.storage import ClientInformation, TokenStorage
+from mcp_client.auth.token_endpoint import fields_at_fault
 
 if TYPE_CHECKING:
     from mcp_client._http_lines import EitherAsyncClient
@@ -158,8 +159,10 @@ async def register(
         )
     try:
         registered = RegistrationResponse.model_validate(document)
-    except ValidationError as exc:
-        raise RegistrationError(f"client registration at {endpoint} sent an invalid answer") from exc
+    except ValidationError as exc:  # not chained: pydantic's message quotes the input, the client secret too
+        raise RegistrationError(
+            f"client registration at {endpoint} sent an invalid answer ({fields_at_fault(exc)})"
+        ) from None
     logger.debug("registered client %s with %s", registered.client_id, metadata.issuer)
     return ClientInformation(
         client_id=registered.client_id,

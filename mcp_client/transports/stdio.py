@@ -78,11 +78,18 @@ class StdioTransport(Transport):
         return command_summary(self.command, self.args)
 
     def child_environment(self) -> dict[str, str]:
-        """The environment the server process starts with."""
+        """The environment the server process starts with.
+
+        Of the allow-listed variables, a value starting with ``()`` is left out: that is an exported bash function
+        (the shape of Shellshock), never a path or a locale."""
         if self.inherit_env:
             base = dict(os.environ)
         else:
-            base = {name: os.environ[name] for name in DEFAULT_INHERITED_ENV if name in os.environ}
+            base = {
+                name: os.environ[name]
+                for name in DEFAULT_INHERITED_ENV
+                if name in os.environ and not os.environ[name].startswith("()")
+            }
         if self.env:
             base.update(self.env)
         return base
