@@ -8,6 +8,9 @@ nowhere else; URLs learned from a server are https (http only on loopback or on 
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,6 +27,7 @@ from mcp_client.auth import (
     EnterpriseManaged,
     JwtBearer,
     OAuth,
+    OAuthError,
     PrivateKeyJwt,
     UnsafeURL,
     UntrustedIssuer,
@@ -253,3 +257,57 @@ async def test_http_on_the_mcp_servers_own_origin_is_the_hosts_choice(
     world.resource_metadata_url = "http://mcp.test/.well-known/oauth-protected-resource/mcp"
     assert (await post(mcp_http(person(browser, side)), "tools/list")).status_code == 200
     assert any(str(r.url) == world.resource_metadata_url for r in world.requests)
+
+
+# -- what held -------------------------------------------------------------------------------------------------
+
+
+async def test_side_requests_never_follow_redirects(
+    world: HostileWorld, side: httpx.AsyncClient, mcp_http: Any, browser: Browser
+) -> None:
+    original = HostileWorld.__call__
+
+    def redirecting(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "as.test" and request.url.path.startswith("/.well-known/"):
+            world.requests.append(request)
+            return httpx.Response(302, headers={"Location": f"{EVIL}/.well-known/oauth-authorization-server"})
+        return original(world, request)
+
+    async with mock_client("httpx", redirecting, follow_redirects=True) as eager_side:  # even a client that would
+        auth = OAuth(AuthorizationCode(REDIRECT, browser), http_client=eager_side)
+        async with mock_client("httpx", redirecting, auth=auth) as client:
+            with pytest.raises(OAuthError):
+                await post(client, "tools/list")
+    assert world.sent_to("evil.example") == []
+    assert browser.urls == []
+
+
+async def test_a_client_credentials_and_dpop_flow_keeps_its_secrets_out_of_reprs_and_debug_logs(
+    world: HostileWorld, side: httpx.AsyncClient, mcp_http: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    original_mcp, original_token = world.mcp, world.token
+    issued: list[str] = []
+
+    def dpop_mcp(request: httpx.Request) -> httpx.Response:
+        header = request.headers.get("authorization", "")
+        if header.startswith("DPoP ") and "dpop" in request.headers:
+            request.headers["authorization"] = "Bearer " + header.removeprefix("DPoP ")
+        return original_mcp(request)
+
+    def dpop_token(request: httpx.Request) -> httpx.Response:
+        body = json.loads(original_token(request).content)
+        issued.append(body["access_token"])
+        return httpx.Response(200, json={**body, "token_type": "DPoP"})
+
+    world.mcp, world.token = dpop_mcp, dpop_token  # type: ignore[method-assign]
+    grant = ClientCredentials("svc", issuer=ISSUER, client_secret=SECRET)
+    auth = OAuth(grant, http_client=side, dpop=True)
+    assert (await post(mcp_http(auth), "tools/list")).status_code == 200
+    tokens = await auth.tokens()
+    assert tokens is not None
+    assert tokens.token_type == "DPoP"
+    [access_token] = issued
+    shown = " ".join([caplog.text, repr(auth), repr(grant), repr(tokens), repr(auth.storage), repr(auth.discovery)])
+    for secret in (SECRET, access_token, base64.b64encode(f"svc:{SECRET}".encode()).decode()):
+        assert secret not in shown
