@@ -8,6 +8,7 @@ once, nobody is sent to sign in again, and a refused refresh forgets only the to
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -200,3 +201,35 @@ async def test_a_refused_refresh_forgets_only_the_tokens_that_were_refused(
     world.access.clear()
     await post(client, "tools/list")
     assert stored_at_sign_in == [None, "newer"], "the newer tokens were deleted along with the refused ones"
+
+
+CHILD_HOLDS_THE_LOCK = """
+import asyncio, sys
+from mcp_client.auth import FileTokenStorage
+
+async def main() -> None:
+    async with FileTokenStorage(sys.argv[1]).renewal_lock():
+        print("held", flush=True)
+        sys.stdin.readline()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.real_clock
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl: FileTokenStorage keeps only one process's tasks apart")
+async def test_another_process_holding_the_renewal_lock_keeps_this_one_out(tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    path = tmp_path / "tokens.json"
+    lock_file = tmp_path / "tokens.json.lock"
+    async with await anyio.open_process([sys.executable, "-c", CHILD_HOLDS_THE_LOCK, str(path)]) as child:
+        assert child.stdout is not None
+        assert child.stdin is not None
+        assert (await child.stdout.receive()).strip() == b"held"
+        with lock_file.open("rb") as handle, pytest.raises(BlockingIOError):  # a real lock, seen across processes
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        await child.stdin.send(b"done\n")
+        async with FileTokenStorage(path).renewal_lock():  # taken once the child let go
+            with lock_file.open("rb") as handle, pytest.raises(BlockingIOError):
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # and now ours keeps others out
+        assert await child.wait() == 0
