@@ -12,7 +12,7 @@ from mcp_client import Client, memory
 from mcp_client.errors import InvalidParams
 from mcp_client.handlers import InputHandlers
 from tests.integration.helpers import text_of
-from tests.integration.test_input_rounds import _LegacyServer
+from tests.integration.test_input_rounds import _LegacyServer, _ModernServer
 
 pytestmark = pytest.mark.anyio
 
@@ -56,6 +56,32 @@ async def test_a_url_request_to_a_host_that_declared_forms_is_refused() -> None:
     assert seen == []
     [initialize] = [m for m in server.received if m.get("method") == "initialize"]
     assert initialize["params"]["capabilities"]["elicitation"] == {"form": {}}
+
+
+class _AsksForAUrlInARound(_ModernServer):
+    """2026-07-28: ``tools/call`` answers ``input_required`` with a URL-mode elicitation."""
+
+    def answer(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if message.get("method") == "tools/call" and "requestState" not in message["params"]:
+            result = {"resultType": "input_required", "inputRequests": {"who": URL_ELICITATION}, "requestState": "s"}
+            return [{"jsonrpc": "2.0", "id": message["id"], "result": result}]
+        return super().answer(message)
+
+
+async def test_a_url_round_at_2026_fails_the_call_without_reaching_the_host() -> None:
+    seen: list[mcp_types.ElicitRequestParams] = []
+
+    async def host(request: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        seen.append(request)
+        return mcp_types.ElicitResult(action="accept")
+
+    server = _AsksForAUrlInARound()
+    async with Client(memory(server.serve), elicitation=host) as client:
+        with pytest.raises(InvalidParams) as refused:
+            await client.call_tool("ask")
+    assert refused.value.code == -32602
+    assert seen == []
+    assert len(server.tool_calls()) == 1  # no second round carried an answer
 
 
 async def test_declared_modes_are_what_reaches_the_handler() -> None:
