@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mcp_client.call import Call
     from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
     from mcp_client.config import ConfigError, GroupConfig, ServerSpec, load_config, parse_policy
+    from mcp_client.config_env import AllowedEnvironment
     from mcp_client.errors import (
         Attempt,
         ConnectError,
@@ -106,6 +107,7 @@ if TYPE_CHECKING:
     from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
+    "AllowedEnvironment",
     "Attempt",
     "Call",
     "CancelMethod",
@@ -210,6 +212,7 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "AllowedEnvironment": "mcp_client.config_env",
     "Attempt": "mcp_client.errors",
     "Call": "mcp_client.call",
     "CancelMethod": "mcp_client.events",

@@ -358,7 +358,8 @@ def load_config(
 
     Args:
         source: A path to the file, or its content as a mapping.
-        environ: Where ``${VAR}`` references are looked up (default: ``os.environ``).
+        environ: Where ``${VAR}`` references are looked up (default: ``os.environ``); a
+            :class:`~mcp_client.config_env.AllowedEnvironment` for a file the host did not write.
 
     Raises:
         ConfigError: The file cannot be read, is not JSON, or is not a valid configuration; every problem is
@@ -469,9 +470,8 @@ def _unset_variables(data: Mapping[str, Any], environ: Mapping[str, str]) -> lis
 
 
 def _expand(value: str, path: str, environ: Mapping[str, str], problems: list[ConfigProblem]) -> str:
-    unset: list[str] = []
-    expanded = config_env.expand(value, environ, unset)
-    problems += [ConfigProblem(path, f"environment variable {variable!r} is not set") for variable in unset]
+    expanded, reasons = config_env.expand_checked(value, environ)
+    problems += [ConfigProblem(path, reason) for reason in reasons]
     return expanded
 
 

@@ -7,7 +7,9 @@ handlers that exist. While a handler runs, the idle clocks of the calls waiting 
 answering), see :meth:`Session.waiting_on_a_person`.
 
 Elicitation answers get the schema's defaults filled in: a host that accepts a form without touching a field
-answers with the field's default, as the spec's SEP-1034 asks.
+answers with the field's default, as the spec's SEP-1034 asks. Only the elicitation modes declared reach the
+handler (``form``, by default): a ``url`` request to a host that declared only forms is refused with -32602 before
+the host sees its URL.
 """
 
 from __future__ import annotations
@@ -45,10 +47,13 @@ class InputHandlers:
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
         roots: RootsHandler | None = None,
+        elicitation_modes: tuple[str, ...] = ("form",),
     ) -> None:
         self.elicitation = elicitation
         self.sampling = sampling
         self.roots = roots
+        self.elicitation_modes = elicitation_modes
+        """The elicitation modes declared (and so accepted): ``form``, and ``url`` for a host that opens URLs."""
 
     @property
     def any(self) -> bool:
@@ -59,7 +64,7 @@ class InputHandlers:
         """The client capabilities these handlers let us declare."""
         capabilities: dict[str, Any] = {}
         if self.elicitation is not None:
-            capabilities["elicitation"] = {"form": {}}
+            capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
         if self.sampling is not None:
             capabilities["sampling"] = {}
         if self.roots is not None:
@@ -71,6 +76,9 @@ class InputHandlers:
         try:
             if method == "elicitation/create" and self.elicitation is not None:
                 request = _ELICIT_PARAMS.validate_python(params)
+                mode = "url" if isinstance(request, mcp_types.ElicitRequestURLParams) else "form"
+                if mode not in self.elicitation_modes:
+                    raise InvalidParams(f"the client did not declare {mode} mode elicitation", code=-32602)
                 answer = await self.elicitation(request)
                 return _with_defaults(request, _dump(answer))
             if method == "sampling/createMessage" and self.sampling is not None:

@@ -35,6 +35,8 @@ from mcp_client.auth.errors import (
     ResourceMismatch,
     TokenError,
     Unauthorized,
+    UnsafeURL,
+    UntrustedIssuer,
 )
 from mcp_client.auth.grants import ClientCredentials, EnterpriseManaged, Grant, GrantContext, JwtBearer
 from mcp_client.auth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata, TokenResponse
@@ -80,6 +82,8 @@ __all__ = [
     "TokenResponse",
     "TokenStorage",
     "Unauthorized",
+    "UnsafeURL",
+    "UntrustedIssuer",
     "callback_params",
     "discover",
     "parse_www_authenticate",

@@ -63,6 +63,9 @@ class AuthorizationCode:
 
     interactive = True
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
+    issuer: str | None = None
+    """Any authorization server the MCP server names: the person sees it and signs in there, and the client
+    identity comes from :class:`ClientIdentity` (pre-registered clients with a secret are bound to their issuer)."""
 
     def __init__(
         self, redirect_uri: str, on_authorize: AuthorizeCallback, *, identity: ClientIdentity | None = None

@@ -4,7 +4,8 @@
    ``WWW-Authenticate``; ``/.well-known/oauth-protected-resource<path>``; ``/.well-known/oauth-protected-resource``.
    Its ``resource`` must be the MCP server (same origin, same path or a parent of it), or nothing more happens:
    :class:`ResourceMismatch` is raised before any redirect or token request.
-2. Authorization server metadata for the first of its ``authorization_servers``, in the spec's order: for an issuer
+2. Authorization server metadata for the first of its ``authorization_servers`` (for a grant bound to an issuer:
+   that issuer, if listed, else :class:`UntrustedIssuer`), in the spec's order: for an issuer
    with a path, ``/.well-known/oauth-authorization-server<path>``, ``/.well-known/openid-configuration<path>``,
    ``<path>/.well-known/openid-configuration``; without one, ``/.well-known/oauth-authorization-server`` then
    ``/.well-known/openid-configuration``. The document's ``issuer`` must equal the issuer exactly (RFC 8414 §3.3),
@@ -12,6 +13,10 @@
 3. 2025-03-26 servers publish no protected resource metadata: the authorization server is then the MCP server's
    origin, its metadata is at ``/.well-known/oauth-authorization-server``, and without metadata the default
    endpoints ``/authorize``, ``/token`` and ``/register`` are used.
+
+Every URL learned on the way (the challenge's ``resource_metadata``, the authorization server, the endpoints of
+its metadata) must pass :func:`~mcp_client.auth.trust.check_learned_url`, else :class:`UnsafeURL` before it is
+fetched or handed on.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from mcp_client._http_lines import http_errors
 from mcp_client.auth._http import canonical, fetch, origin, resource_covers
 from mcp_client.auth.errors import DiscoveryError, IssuerMismatch, ResourceMismatch
 from mcp_client.auth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
+from mcp_client.auth.trust import check_bound_issuer, check_learned_url, pick_issuer
 
 if TYPE_CHECKING:
     from mcp_client._http_lines import EitherAsyncClient
@@ -100,6 +106,8 @@ async def fetch_protected_resource_metadata(
     http: EitherAsyncClient, server_url: str, header_url: str | None
 ) -> ProtectedResourceMetadata | None:
     """The first valid protected resource metadata document, checked against ``server_url``; None if none."""
+    if header_url:
+        check_learned_url(header_url, "resource_metadata URL of the challenge", trusted=(server_url,))
     for url in protected_resource_metadata_urls(server_url, header_url):
         try:
             answer = await fetch(http, "GET", url)
@@ -156,21 +164,31 @@ async def fetch_authorization_server_metadata(
 
 
 async def discover(
-    http: EitherAsyncClient, server_url: str, *, resource_metadata: str | None = None, legacy_fallback: bool = True
+    http: EitherAsyncClient,
+    server_url: str,
+    *,
+    resource_metadata: str | None = None,
+    legacy_fallback: bool = True,
+    issuer: str | None = None,
 ) -> Discovery:
-    """Run discovery for the MCP server at ``server_url`` (``resource_metadata``: the 401 challenge's URL)."""
+    """Run discovery for the MCP server at ``server_url`` (``resource_metadata``: the 401 challenge's URL).
+
+    ``issuer``: the authorization server a bound grant's credentials are for (None: whichever the server names).
+    """
+    trusted = (server_url,) if issuer is None else (server_url, issuer)
     protected = await fetch_protected_resource_metadata(http, server_url, resource_metadata)
     if protected is not None:
         if not protected.authorization_servers:
             raise DiscoveryError(f"the protected resource metadata of {server_url} names no authorization server")
-        issuer = protected.authorization_servers[0]
-        metadata = await fetch_authorization_server_metadata(http, issuer)
+        chosen = pick_issuer(protected.authorization_servers, issuer, server_url=server_url)
+        metadata = await fetch_authorization_server_metadata(http, chosen)
         if metadata is None:
-            raise DiscoveryError(f"no authorization server metadata found for {issuer!r}")
-        return Discovery(server_url, protected.resource, protected, metadata)
+            raise DiscoveryError(f"no authorization server metadata found for {chosen!r}")
+        return Discovery(server_url, protected.resource, protected, _checked(metadata, trusted))
     if not legacy_fallback:
         raise DiscoveryError(f"no protected resource metadata found for {server_url}")
     base = origin(server_url)
+    check_bound_issuer(base, issuer, server_url=server_url)
     logger.debug("no protected resource metadata for %s: 2025-03-26 discovery at %s", server_url, base)
     metadata = await fetch_authorization_server_metadata(http, base, urls=[_with_path(base, _OAUTH)])
     if metadata is None:
@@ -181,4 +199,16 @@ async def discover(
             registration_endpoint=_with_path(base, "/register"),
             code_challenge_methods_supported=["S256"],  # 2025-03-26: PKCE is required of every server
         )
-    return Discovery(server_url, canonical(server_url), None, metadata)
+    return Discovery(server_url, canonical(server_url), None, _checked(metadata, trusted))
+
+
+def _checked(metadata: AuthorizationServerMetadata, trusted: tuple[str, ...]) -> AuthorizationServerMetadata:
+    """``metadata`` once every endpoint the flow may use passed :func:`check_learned_url`."""
+    check_learned_url(metadata.token_endpoint, "token endpoint", trusted=trusted)
+    for what, url in (
+        ("authorization endpoint", metadata.authorization_endpoint),
+        ("registration endpoint", metadata.registration_endpoint),
+    ):
+        if url is not None:
+            check_learned_url(url, what, trusted=trusted)
+    return metadata

@@ -5,7 +5,9 @@
 OAuthError
 ├── DiscoveryError            no usable protected resource / authorization server metadata
 │   ├── ResourceMismatch      the metadata names another resource than the MCP server (refused before any redirect)
-│   └── IssuerMismatch        the authorization server metadata names another issuer than the one asked
+│   ├── IssuerMismatch        the authorization server metadata names another issuer than the one asked
+│   ├── UntrustedIssuer       the MCP server names an authorization server the host's credentials are not for
+│   └── UnsafeURL             a URL learned from a server is neither https nor http on a loopback host
 ├── RegistrationError         no client identity could be had (nothing pre-registered, no CIMD, no DCR)
 ├── AuthorizationError        the authorization response was an error, or failed the state / ``iss`` checks
 ├── TokenError                the token endpoint refused (``.error`` is the OAuth error code)
@@ -33,6 +35,8 @@ __all__ = [
     "ResourceMismatch",
     "TokenError",
     "Unauthorized",
+    "UnsafeURL",
+    "UntrustedIssuer",
 ]
 
 
@@ -67,6 +71,17 @@ class ResourceMismatch(DiscoveryError):
 
 class IssuerMismatch(DiscoveryError):
     """The authorization server metadata's ``issuer`` is not the issuer its well-known URL was built from."""
+
+
+class UntrustedIssuer(DiscoveryError):
+    """The MCP server names an authorization server that the grant's static credentials (a client secret, a
+    private key, an assertion) were not made for: nothing was sent to it."""
+
+
+class UnsafeURL(DiscoveryError):
+    """A URL learned from a server (a challenge's ``resource_metadata``, an authorization server, an endpoint of
+    its metadata) is neither ``https`` nor ``http`` on a loopback host or an origin the host configured: it was
+    not used."""
 
 
 class RegistrationError(OAuthError):

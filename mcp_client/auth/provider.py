@@ -18,7 +18,10 @@ MCP server's origin it:
 Requests to any other origin pass through untouched: tokens never leave the MCP server's origin (side exchanges
 run on a separate client and carry only what their endpoint needs). Tokens are never logged.
 
-Only one task at a time renews tokens; others waiting on it reuse its result. Discovery and token exchange run
+Only one task at a time renews the tokens of a store, across every ``OAuth`` on that store (and every process, for a
+:class:`~mcp_client.auth.FileTokenStorage`); others waiting on it reuse its result. A renewal starts from the tokens
+stored now, not from those its request was sent with, so a rotated refresh token is never sent twice; a refused
+refresh forgets the stored tokens only if they are still the ones that were refused. Discovery and token exchange run
 inside the send of the request that met the 401, so whatever bounds that request (the connect budget for the
 first one) bounds them too; each side exchange is also bounded by ``exchange_timeout``. The browser sign-in runs
 inside ``waiting_on_a_person`` (see :attr:`OAuth.waiting_on_a_person`).
@@ -41,6 +44,7 @@ from mcp_client.auth.discovery import Discovery, discover
 from mcp_client.auth.dpop import DPoPKey, htu
 from mcp_client.auth.errors import InsufficientScope, TokenError, Unauthorized
 from mcp_client.auth.grants import Grant, GrantContext
+from mcp_client.auth.renewal_lock import renewal_lock
 from mcp_client.auth.scopes import select_scopes, union
 from mcp_client.auth.storage import InMemoryTokenStorage, StoredTokens, TokenStorage
 from mcp_client.auth.token_endpoint import request_token, stored_tokens
@@ -236,15 +240,19 @@ class OAuth(_AuthOfBothLines):
             return None
         async with self._locked():
             current = await self.storage.get_tokens(self._key)
-            if current is not None and current.access_token != tokens.access_token:
-                return current if self._bound_to_us(current) and not current.expired() else None
+            if current is None or not self._bound_to_us(current):
+                return None
+            if not current.expired():
+                return current  # another task (or process) renewed them meanwhile
+            if current.refresh_token is None:
+                return None
             async with self._side_client() as http:
                 try:
                     discovery = self._discovery or await self._discover(http, None)
                 except Exception as exc:  # the request goes out without a token; its 401 starts over
                     logger.debug("discovery for a refresh failed: %s", exc)
                     return None
-                return await self._refresh(http, discovery, tokens)
+                return await self._refresh(http, discovery, current)
 
     # -- getting tokens ---------------------------------------------------------------------------------------
 
@@ -256,7 +264,7 @@ class OAuth(_AuthOfBothLines):
     async def _locked(self) -> AsyncIterator[None]:
         if self._lock is None:
             self._lock = anyio.Lock()
-        async with self._lock:
+        async with renewal_lock(self.storage, self._lock):
             yield
 
     @asynccontextmanager
@@ -274,6 +282,7 @@ class OAuth(_AuthOfBothLines):
             self.server_url,
             resource_metadata=challenge.resource_metadata if challenge is not None else None,
             legacy_fallback=self.legacy_fallback,
+            issuer=getattr(self.grant, "issuer", None),  # a grant of a host's own making may predate the attribute
         )
         self._discovery = discovery
         return discovery
@@ -312,8 +321,8 @@ class OAuth(_AuthOfBothLines):
             async with self._side_client() as http:
                 discovery = await self._discover(http, challenge)
                 dpop = self._dpop_for(discovery, challenge, sent)
-                if sent is not None and sent.issuer == discovery.issuer and sent.refresh_token is not None:
-                    refreshed = await self._refresh(http, discovery, sent)
+                if current is not None and self._bound_to_us(current) and current.refresh_token is not None:
+                    refreshed = await self._refresh(http, discovery, current)  # the stored one: never a spent one
                     if refreshed is not None:
                         return refreshed
                 protected = discovery.protected_resource
@@ -392,7 +401,12 @@ class OAuth(_AuthOfBothLines):
         except TokenError as exc:
             logger.debug("refreshing the token failed: %s", exc)
             if exc.error in ("invalid_grant", "invalid_client", "unauthorized_client"):
-                await self.storage.set_tokens(self._key, None)
+                stored = await self.storage.get_tokens(self._key)
+                if stored is not None and (stored.access_token, stored.refresh_token) == (
+                    tokens.access_token,
+                    tokens.refresh_token,
+                ):
+                    await self.storage.set_tokens(self._key, None)  # only what failed, not what replaced it
             return None
         refreshed = stored_tokens(
             token,

@@ -1,6 +1,7 @@
 """Who the client is at an authorization server, in the spec's order of preference:
 
-1. a pre-registered client for that issuer (or for any issuer, when the host bound it to none);
+1. a pre-registered client for that issuer (or for any issuer, when the host bound a public client to none: a
+   client with a secret or a private key must name its issuer);
 2. a Client ID Metadata Document: the host's HTTPS URL is the ``client_id``, when the server advertises
    ``client_id_metadata_document_supported``;
 3. a client registered earlier with that issuer (from the token store), if its redirect URI still fits;
@@ -26,6 +27,7 @@ from mcp_client.auth._http import fetch
 from mcp_client.auth.errors import RegistrationError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, RegistrationResponse
 from mcp_client.auth.storage import ClientInformation, TokenStorage
+from mcp_client.auth.token_endpoint import fields_at_fault
 
 if TYPE_CHECKING:
     from mcp_client._http_lines import EitherAsyncClient
@@ -46,9 +48,18 @@ class ClientIdentity:
     """An HTTPS URL serving this client's metadata document (Client ID Metadata Documents), used as the
     ``client_id`` where the server supports it."""
     pre_registered: Sequence[ClientInformation] = ()
-    """Clients registered out of band; each applies to its ``issuer`` (None: to any)."""
+    """Clients registered out of band; each applies to its ``issuer`` (None: to any, for a public client only)."""
     extra_metadata: dict[str, Any] = field(default_factory=dict)
     """More RFC 7591 client metadata for dynamic registration (``client_uri``, ``logo_uri``, ``contacts``...)."""
+
+    def __post_init__(self) -> None:
+        for client in self.pre_registered:
+            confidential = client.client_secret is not None or client.token_endpoint_auth_method == "private_key_jwt"
+            if confidential and client.issuer is None:
+                raise ValueError(
+                    f"the pre-registered client {client.client_id!r} has a secret: give it the issuer it was "
+                    "registered with (ClientInformation(..., issuer=...)), so it is never sent to another"
+                )
 
 
 def application_type(redirect_uri: str) -> str:
@@ -148,8 +159,10 @@ async def register(
         )
     try:
         registered = RegistrationResponse.model_validate(document)
-    except ValidationError as exc:
-        raise RegistrationError(f"client registration at {endpoint} sent an invalid answer") from exc
+    except ValidationError as exc:  # not chained: pydantic's message quotes the input, the client secret too
+        raise RegistrationError(
+            f"client registration at {endpoint} sent an invalid answer ({fields_at_fault(exc)})"
+        ) from None
     logger.debug("registered client %s with %s", registered.client_id, metadata.issuer)
     return ClientInformation(
         client_id=registered.client_id,

@@ -11,12 +11,15 @@ import json
 import os
 import tempfile
 import time
+from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import anyio.to_thread
+
+from mcp_client.auth._file_lock import exclusive_file_lock, make_private_dirs
 
 __all__ = ["ClientInformation", "FileTokenStorage", "InMemoryTokenStorage", "StoredTokens", "TokenStorage"]
 
@@ -100,7 +103,10 @@ class ClientInformation:
 @runtime_checkable
 class TokenStorage(Protocol):
     """Keeps tokens per resource and registered clients per issuer. Implementations must be safe to call from
-    concurrent tasks (the OAuth flow serializes its own writes) and must never log what they hold."""
+    concurrent tasks (the OAuth flow serializes its own writes) and must never log what they hold.
+
+    A store shared between processes may also offer ``renewal_lock()``, returning an async context manager that
+    excludes the other processes: OAuth holds it around every token renewal (see :class:`FileTokenStorage`)."""
 
     async def get_tokens(self, resource: str) -> StoredTokens | None:
         """The tokens for ``resource`` (the MCP server URL), if any."""
@@ -149,15 +155,19 @@ class InMemoryTokenStorage:
 
 
 class FileTokenStorage:
-    """A JSON file readable and writable by its owner only (mode 0600, its new directory 0700).
+    """A JSON file readable and writable by its owner only (mode 0600, every folder it creates 0700).
 
-    Every write replaces the file atomically (a new 0600 file renamed over it), so a crash never leaves half a
-    file and the secrets never sit in a file with wider permissions, even for a moment. An existing file with
-    wider permissions is narrowed to 0600 on the first write. File access runs in a worker thread.
+    ``~`` in the path is the user's home. Every write replaces the file atomically (a new 0600 file renamed over
+    it), so a crash never leaves half a file and the secrets never sit in a file with wider permissions, even for
+    a moment. An existing file with wider permissions is narrowed to 0600 on the first write. File access runs in a
+    worker thread.
+
+    Processes sharing the file renew tokens one at a time: :meth:`renewal_lock` takes an exclusive ``flock`` on
+    ``<path>.lock`` (POSIX; elsewhere only the tasks of one process are kept apart).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self._lock: anyio.Lock | None = None
 
     def __repr__(self) -> str:
@@ -176,6 +186,10 @@ class FileTokenStorage:
 
     async def set_client(self, issuer: str, client: ClientInformation | None) -> None:
         await self._update("clients", issuer, None if client is None else client.to_json())
+
+    def renewal_lock(self) -> AbstractAsyncContextManager[None]:
+        """An exclusive lock on ``<path>.lock`` shared with every process (a no-op where ``fcntl`` is missing)."""
+        return exclusive_file_lock(self.path.with_name(self.path.name + ".lock"))
 
     async def _read(self) -> dict[str, Any]:
         return await anyio.to_thread.run_sync(self._read_sync)
@@ -207,7 +221,7 @@ class FileTokenStorage:
         else:
             entries[key] = value
         directory = self.path.parent
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(directory)
         descriptor, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)  # created 0600
         try:
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from mcp_client._http_lines import EitherAsyncClient
 
 
-__all__ = ["PrivateKeyJwt", "auth_method", "request_token", "stored_tokens"]
+__all__ = ["PrivateKeyJwt", "auth_method", "fields_at_fault", "request_token", "stored_tokens"]
 
 _JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -149,8 +149,10 @@ async def request_token(
         if answer.ok:
             try:
                 token = TokenResponse.model_validate(document)
-            except ValidationError as exc:
-                raise TokenError(f"the token endpoint {endpoint} sent an invalid token response") from exc
+            except ValidationError as exc:  # not chained: pydantic's message quotes the input, secrets and all
+                raise TokenError(
+                    f"the token endpoint {endpoint} sent an invalid token response ({fields_at_fault(exc)})"
+                ) from None
             if access_token_type:
                 _check_type(token, dpop, endpoint)
             return token
@@ -167,6 +169,11 @@ async def request_token(
             status_code=answer.status,
         )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def fields_at_fault(error: ValidationError) -> str:
+    """What a validation error says is wrong, by field name and reason only (never the values: they are secrets)."""
+    return "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'document'}: {e['msg']}" for e in error.errors())
 
 
 def _check_type(token: TokenResponse, dpop: DPoPKey | None, endpoint: str) -> None:

@@ -40,8 +40,9 @@ Exit codes (``tools`` and ``call``; ``demo`` uses 0, 1 and 130):
 The package's modules, each one concept: :mod:`~mcp_client.cli.app` (``main``), :mod:`~mcp_client.cli.parser`
 (the command line), :mod:`~mcp_client.cli.group` (``--config``), :mod:`~mcp_client.cli.demo` (``demo``),
 :mod:`~mcp_client.cli.commands` (``tools`` and ``call``), :mod:`~mcp_client.cli.display` (what is shown),
-:mod:`~mcp_client.cli.interrupts` (events and Ctrl-C) and :mod:`~mcp_client.cli.outcome` (exit statuses).
-Each imports only modules after it in that list.
+:mod:`~mcp_client.cli.interrupts` (events and Ctrl-C), :mod:`~mcp_client.cli.outcome` (exit statuses) and
+:mod:`~mcp_client.cli.safe_text` (server text shown as text, its control characters made visible). Each imports
+only modules after it in that list.
 """
 
 from mcp_client.cli.app import main

@@ -22,6 +22,7 @@ from mcp_client.cli.display import print_error
 from mcp_client.cli.interrupts import EventLog, Interrupts, run_interruptible
 from mcp_client.cli.outcome import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, exit_code, single_error
 from mcp_client.cli.parser import json_arguments, parse_arguments
+from mcp_client.cli.safe_text import visible
 from mcp_client.config import ConfigError
 from mcp_client.registry import UNSET, Unset
 
@@ -35,7 +36,7 @@ __all__ = ["command_body", "main"]
 def print_usage_error(err: Console, error: UsageError) -> None:
     from rich.markup import escape
 
-    err.print(f"[bold red]usage error[/]: {escape(str(error))}", highlight=False)
+    err.print(f"[bold red]usage error[/]: {escape(visible(str(error)))}", highlight=False)
 
 
 def print_config_error(err: Console, error: ConfigError) -> None:
@@ -43,9 +44,9 @@ def print_config_error(err: Console, error: ConfigError) -> None:
     from rich.markup import escape
 
     where = f" {error.source}" if error.source else ""
-    err.print(f"[bold red]ConfigError[/]: the configuration{escape(where)} is not valid", highlight=False)
+    err.print(f"[bold red]ConfigError[/]: the configuration{escape(visible(where))} is not valid", highlight=False)
     for problem in error.problems:
-        err.print(f"  {escape(str(problem))}", highlight=False)
+        err.print(f"  {escape(visible(str(problem)))}", highlight=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from mcp_client import (
 from mcp_client.cli.display import dump_json, print_error, print_result, progress_line, tools_table
 from mcp_client.cli.interrupts import EventLog, Interrupts
 from mcp_client.cli.outcome import CTRL_C_REASON, EXIT_OK, EXIT_TOOL_ERROR, exit_code, single_error
+from mcp_client.cli.safe_text import plain
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, UseClientDefault
 from mcp_client.policy.retry import RetryPolicy
 from mcp_client.registry import UNSET, PartialTimeout, Unset
@@ -203,6 +204,6 @@ async def follow_call(
     else:
         print_result(out, result)
     if result.is_error:
-        err.print(f"[bold red]the tool {tool!r} reported an error[/] (isError)", highlight=False)
+        err.print(plain(f"the tool {tool!r} reported an error", "bold red"), "(isError)", highlight=False)
         return EXIT_TOOL_ERROR
     return EXIT_OK

@@ -1,6 +1,8 @@
 """What the CLI shows: rich progress lines for calls, errors, tool results, tool tables and plain JSON.
 
-rich is imported inside the functions, so the CLI can say it is missing instead of failing at import.
+Every string that came from a server is shown through :mod:`mcp_client.cli.safe_text`: as text, never as rich
+markup, with its control characters made visible. rich is imported inside the functions, so the CLI can say it is
+missing instead of failing at import.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from mcp_client import (
     TransportError,
 )
 from mcp_client.cli.interrupts import EventLog
+from mcp_client.cli.safe_text import plain, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,9 +72,9 @@ def new_progress(console: Console, *, transient: bool) -> RichProgress:
 
     return RichProgress(
         Spinner(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         Bar(bar_width=30),
-        TextColumn("{task.fields[detail]}"),
+        TextColumn("{task.fields[detail]}", markup=False),
         TimeElapsedColumn(),
         console=console,
         transient=transient,
@@ -83,7 +86,7 @@ class ProgressView:
 
     def __init__(self, progress: RichProgress, description: str) -> None:
         self._progress = progress
-        self._task: TaskID = progress.add_task(description, total=None, detail="waiting for progress")
+        self._task: TaskID = progress.add_task(visible(description), total=None, detail="waiting for progress")
         self._started = time.monotonic()
         self.updates = 0
         self.last: Progress | None = None
@@ -112,13 +115,13 @@ class ProgressView:
             changes.update(total=total, completed=min(completed, total))
         else:
             changes.update(total=1, completed=0)
-        self._progress.update(self._task, description=description, **changes)
+        self._progress.update(self._task, description=visible(description), **changes)
         self._progress.stop_task(self._task)
 
 
 def describe(update: Progress, elapsed: float) -> str:
     """``3/8 2.1/s ETA 2s indexed 3/8``, or just the message (or value) when the total is unknown."""
-    message = update.message or ""
+    message = visible(update.message or "")
     if update.total is None or update.total <= 0:
         return message or f"{update.progress:g}"
     parts = [f"{update.progress:g}/{update.total:g}"]
@@ -143,9 +146,9 @@ def progress_line(console: Console, description: str, *, transient: bool) -> Ite
 
 def print_error(console: Console, error: BaseException, log: EventLog | None = None) -> None:
     """An error the way a person wants to read it: kind, message, then the call's context."""
-    from rich.markup import escape
+    from rich.text import Text
 
-    console.print(f"[bold red]{type(error).__name__}[/]: {escape(str(error))}", highlight=False)
+    console.print(Text.assemble((type(error).__name__, "bold red"), ": ", plain(str(error))), highlight=False)
     if isinstance(error, MCPClientError):
         context = []
         if error.method:
@@ -167,7 +170,7 @@ def print_error(console: Console, error: BaseException, log: EventLog | None = N
             highlight=False,
         )
         for line in log.not_json:
-            console.print("  | " + escape(line), style="yellow", highlight=False)
+            console.print(plain("  | " + line), style="yellow", highlight=False)
         console.print(
             "  an MCP server over stdio may write only JSON-RPC messages to stdout (logs belong on stderr); "
             "a server that serves HTTP is reached with --url",
@@ -177,27 +180,30 @@ def print_error(console: Console, error: BaseException, log: EventLog | None = N
     if log is not None and log.stderr and isinstance(error, ConnectError | TransportError):
         console.print("  the server's last stderr lines:", style="dim")
         for line in log.stderr:
-            console.print("  | " + escape(line), style="dim", highlight=False)
+            console.print(plain("  | " + line), style="dim", highlight=False)
 
 
 def print_result(console: Console, result: mcp_types.CallToolResult) -> None:
-    """Text blocks as text; other blocks summarised; structured content as JSON, unless a text block has it already."""
+    """Text blocks as text; other blocks summarised; structured content as JSON, unless a text block has it already.
+
+    ``console.out`` parses no markup; :func:`visible` defuses the escapes."""
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
-            console.out(block.text, highlight=False)
+            console.out(visible(block.text), highlight=False)
         elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            console.out(f"[{block.type}: {block.mime_type}, {len(block.data) * 3 // 4} bytes]", highlight=False)
+            size = len(block.data) * 3 // 4
+            console.out(visible(f"[{block.type}: {block.mime_type}, {size} bytes]"), highlight=False)
         elif isinstance(block, mcp_types.ResourceLink):
             mime = f" ({block.mime_type})" if block.mime_type else ""
-            console.out(f"[resource link: {block.uri}{mime}]", highlight=False)
+            console.out(visible(f"[resource link: {block.uri}{mime}]"), highlight=False)
         else:
             resource = block.resource
             mime = f" ({resource.mime_type})" if resource.mime_type else ""
-            console.out(f"[resource: {resource.uri}{mime}]", highlight=False)
+            console.out(visible(f"[resource: {resource.uri}{mime}]"), highlight=False)
             if isinstance(resource, mcp_types.TextResourceContents):
-                console.out(resource.text, highlight=False)
+                console.out(visible(resource.text), highlight=False)
     if result.structured_content is not None and not _text_repeats(result):
-        console.out(json.dumps(result.structured_content, indent=2, ensure_ascii=False), highlight=False)
+        console.out(visible(json.dumps(result.structured_content, indent=2, ensure_ascii=False)), highlight=False)
 
 
 def _text_repeats(result: mcp_types.CallToolResult) -> bool:
@@ -219,16 +225,17 @@ def dump_json(value: Any) -> None:
 
 
 def tools_table(title: str, tools: Sequence[tuple[str, mcp_types.Tool]]) -> Table:
-    """A table of tools (each under the name to show): name, hints, first line of the description."""
+    """A table of tools (each under the name to show): name, hints, first line of the description; ``title`` and
+    every cell are text, never markup."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=plain(title), title_justify="left")
     table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("hints")
     table.add_column("description")
     for name, tool in tools:
         description = (tool.description or "").strip().splitlines()
-        table.add_row(name, ", ".join(tool_hints(tool)), description[0] if description else "")
+        table.add_row(plain(name), ", ".join(tool_hints(tool)), plain(description[0] if description else ""))
     return table
 
 

@@ -14,6 +14,7 @@ from mcp_client.cli.commands import CallOptions, follow_call, note_shutdown_afte
 from mcp_client.cli.display import dump_json, print_error, tools_table
 from mcp_client.cli.interrupts import EventLog, Interrupts
 from mcp_client.cli.outcome import EXIT_OK, UsageError, exit_code
+from mcp_client.cli.safe_text import plain
 from mcp_client.config import GroupConfig, load_config
 from mcp_client.errors import ConnectError
 from mcp_client.group import ClientGroup, split_tool_name
@@ -77,11 +78,9 @@ async def closing_noted(group: ClientGroup, err: Console) -> AsyncIterator[Clien
 
 def report_failures(group: ClientGroup, err: Console, only: str | None = None) -> None:
     """Each server that did not start (or just ``only``), on stderr."""
-    from rich.markup import escape
-
     for name, error in group.failures.items():
         if only is None or name == only:
-            err.print(f"[bold red]server {escape(name)!r} failed to start[/]", highlight=False)
+            err.print(plain(f"server {name!r} failed to start", "bold red"), highlight=False)
             print_error(err, error)
 
 

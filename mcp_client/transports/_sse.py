@@ -7,6 +7,10 @@ leading BOM is dropped, ``:`` starts a comment, one space after the colon is dro
 blank line, an ``id`` holding NUL is ignored, ``retry`` must be all digits, and an unterminated event at the end of
 the stream is discarded. One difference on purpose: an event whose data grows past ``max_data`` is not held in
 memory; only its first bytes are kept and the event comes out marked ``oversized``.
+
+Every byte is copied a bounded number of times: a chunk without a line end is kept as it is (joined once, when
+its line ends), and once a line is cut for its length, what follows of it is dropped as it arrives, unbuffered,
+until its line end.
 """
 
 from __future__ import annotations
@@ -36,9 +40,12 @@ class SSEDecoder:
     __slots__ = (
         "_data",
         "_data_size",
+        "_discarding",
         "_id",
         "_max_data",
         "_oversized",
+        "_parts",
+        "_parts_size",
         "_skip_lf",
         "_started",
         "_tail",
@@ -50,7 +57,12 @@ class SSEDecoder:
     def __init__(self, max_data: int) -> None:
         self._max_data = max_data
         self._tail = b""
-        """The start of a line whose end has not arrived yet."""
+        """The bytes seen before the stream started (while a BOM may still be arriving)."""
+        self._parts: list[bytes] = []
+        """The start of a line whose end has not arrived yet, as the chunks that brought it."""
+        self._parts_size = 0
+        self._discarding = False
+        """A line was cut for its length: drop what arrives until its end."""
         self._skip_lf = False
         """The last chunk ended in CR: an LF at the start of the next one belongs to it."""
         self._started = False
@@ -79,7 +91,19 @@ class SSEDecoder:
                 chunk, self._tail = self._tail + chunk, b""
             if chunk.startswith(_BOM):
                 chunk = chunk[len(_BOM) :]
-        buffer = self._tail + chunk if self._tail else chunk
+        events: list[SSEEvent] = []
+        if self._discarding:
+            chunk = self._skip_rest_of_line(chunk)
+        if not chunk:
+            return events
+        if chunk.find(b"\n") < 0 and chunk.find(b"\r") < 0:  # no line ends here: keep the chunk as it is
+            self._hold(chunk)
+            return events
+        if self._parts:
+            buffer = b"".join([*self._parts, chunk])
+            self._parts, self._parts_size = [], 0
+        else:
+            buffer = chunk
         lines = buffer.splitlines()  # for bytes: exactly LF, CRLF and CR, the format's line ends
         end = buffer[-1:]
         if end == b"\n" or end == b"\r":
@@ -87,16 +111,42 @@ class SSEDecoder:
             tail = b""
         else:
             tail = lines.pop() if lines else b""
-        events: list[SSEEvent] = []
         for line in lines:
             if not line:
                 self._dispatch(events)
             elif line[0] != 0x3A:  # ":" starts a comment (keep-alives)
                 self._field(line)
-        if len(tail) > self._max_data + 64:
-            tail = self._cut_long_line(tail)
-        self._tail = tail
+        if tail:
+            self._hold(tail)
         return events
+
+    @property
+    def held(self) -> int:
+        """Bytes held for the line whose end has not arrived (bounded by ``max_data`` plus a little)."""
+        return self._parts_size + len(self._tail)
+
+    def _hold(self, piece: bytes) -> None:
+        self._parts.append(piece)
+        self._parts_size += len(piece)
+        if self._parts_size > self._max_data + 64:
+            line = b"".join(self._parts)
+            self._parts, self._parts_size = [], 0
+            self._cut_long_line(line)
+
+    def _skip_rest_of_line(self, chunk: bytes) -> bytes:
+        """What follows the end of the line being dropped (nothing, if it does not end in ``chunk``)."""
+        ends = [i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0]
+        if not ends:
+            return b""
+        self._discarding = False
+        at = min(ends)
+        if chunk[at] == 0x0D:
+            if at + 1 == len(chunk):
+                self._skip_lf = True
+                return b""
+            if chunk[at + 1] == 0x0A:
+                at += 1
+        return chunk[at + 1 :]
 
     def _field(self, line: bytes) -> None:
         name, colon, value = line.partition(b":")
@@ -124,15 +174,14 @@ class SSEDecoder:
         self._data = [b"\n".join(self._data)[:_KEPT_OF_OVERSIZED]]
         self._oversized = True
 
-    def _cut_long_line(self, tail: bytes) -> bytes:
+    def _cut_long_line(self, line: bytes) -> None:
         """A line longer than any acceptable event: keep its head (if it is data), drop the rest as it comes."""
-        if tail.startswith(b"data:"):
-            value = tail[5:]
+        if line.startswith(b"data:"):
+            value = line[5:]
             self._add_data(value[1:] if value[:1] == b" " else value)
             if not self._oversized:
                 self._keep_head_only()
-        # What is left of this line is skipped: only its end matters. A one-byte marker keeps the line open.
-        return b"\x00"
+        self._discarding = True
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
         self.last_event_id = self._id

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
+from mcp_client._redact import command_summary
 from mcp_client.errors import ConnectError, TransportError
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.transports._child_io import ChildIO
@@ -73,14 +74,22 @@ class StdioTransport(Transport):
 
     @property
     def description(self) -> str:
-        return " ".join([self.command, *self.args])
+        """The command and how many arguments it has (their values may be secrets: never shown)."""
+        return command_summary(self.command, self.args)
 
     def child_environment(self) -> dict[str, str]:
-        """The environment the server process starts with."""
+        """The environment the server process starts with.
+
+        Of the allow-listed variables, a value starting with ``()`` is left out: that is an exported bash function
+        (the shape of Shellshock), never a path or a locale."""
         if self.inherit_env:
             base = dict(os.environ)
         else:
-            base = {name: os.environ[name] for name in DEFAULT_INHERITED_ENV if name in os.environ}
+            base = {
+                name: os.environ[name]
+                for name in DEFAULT_INHERITED_ENV
+                if name in os.environ and not os.environ[name].startswith("()")
+            }
         if self.env:
             base.update(self.env)
         return base

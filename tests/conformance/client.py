@@ -223,15 +223,32 @@ async def _follow_authorization(url: str) -> str:
     return response.headers["location"]
 
 
-def _oauth(scenario: str, context: dict[str, Any]) -> OAuth:
+async def _configured_issuer(url: str) -> str:
+    """The authorization server a host would have bound its static credentials to when it was set up.
+
+    The suite hands over credentials without their issuer; an operator reads it from the server's protected
+    resource metadata once, and so does this harness (the client itself never takes the server's word for it).
+    """
+    path = httpx.URL(url).path.rstrip("/")
+    async with httpx.AsyncClient(follow_redirects=False, timeout=10) as operator:
+        for well_known in (f"/.well-known/oauth-protected-resource{path}", "/.well-known/oauth-protected-resource"):
+            answer = await operator.get(httpx.URL(url).copy_with(path=well_known, query=None))
+            if answer.status_code == 200:
+                return str(answer.json()["authorization_servers"][0])
+    raise RuntimeError(f"no protected resource metadata for {url}")
+
+
+async def _oauth(scenario: str, context: dict[str, Any], url: str) -> OAuth:
     """The sign-in each auth scenario calls for, from the credentials the suite hands over in its context."""
     if scenario == "auth/client-credentials-jwt":
         key = PrivateKeyJwt.from_pem(context["private_key_pem"], context.get("signing_algorithm", "ES256"))
-        return OAuth(ClientCredentials(context["client_id"], private_key=key))
+        return OAuth(ClientCredentials(context["client_id"], issuer=await _configured_issuer(url), private_key=key))
     if scenario == "auth/client-credentials-basic":
-        return OAuth(ClientCredentials(context["client_id"], client_secret=context["client_secret"]))
+        issuer = await _configured_issuer(url)
+        return OAuth(ClientCredentials(context["client_id"], issuer=issuer, client_secret=context["client_secret"]))
     if scenario == "auth/wif-jwt-bearer":
-        return OAuth(JwtBearer(context["valid_jwt"], client_id=context.get("client_id")))
+        issuer = await _configured_issuer(url)
+        return OAuth(JwtBearer(context["valid_jwt"], issuer=issuer, client_id=context.get("client_id")))
     if scenario == "auth/enterprise-managed-authorization":
         return OAuth(
             EnterpriseManaged(
@@ -241,6 +258,7 @@ def _oauth(scenario: str, context: dict[str, Any]) -> OAuth:
                 idp_issuer=context.get("idp_issuer"),
                 client_id=context["client_id"],
                 client_secret=context.get("client_secret"),
+                issuer=await _configured_issuer(url),
             )
         )
     registered = (
@@ -258,7 +276,7 @@ async def auth_session(url: str, context: dict[str, Any]) -> None:
     """``auth/*``: sign in as the scenario asks, then list and call the tools; refuse where refusing is right."""
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     try:
-        async with _client(url, auth=_oauth(scenario, context)) as client:
+        async with _client(url, auth=await _oauth(scenario, context, url)) as client:
             for tool in await client.list_tools():
                 await client.call_tool(tool.name, {})
     except MCPClientError as exc:

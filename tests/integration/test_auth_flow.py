@@ -38,7 +38,7 @@ pytestmark = pytest.mark.anyio
 
 MCP = "http://mcp.test/mcp"
 PRM_URL = "http://mcp.test/.well-known/oauth-protected-resource/mcp"
-ISSUER = "http://as.test"
+ISSUER = "https://as.test"
 REDIRECT = "http://127.0.0.1:8765/callback"
 POLICY = TimeoutPolicy(idle=10, maximum=60, connect=30)
 TOOLS = [
@@ -439,7 +439,7 @@ async def test_browser_runs_inside_waiting_on_a_person(
 
 
 async def test_client_credentials_for_machines(world: World, side: httpx.AsyncClient, mcp_http: Any) -> None:
-    auth = OAuth(ClientCredentials("m2m", client_secret="s"), http_client=side, scopes=["mcp:read"])
+    auth = OAuth(ClientCredentials("m2m", issuer=ISSUER, client_secret="s"), http_client=side, scopes=["mcp:read"])
     assert (await post(mcp_http(auth), "tools/list")).status_code == 200
     [form] = world.token_forms
     assert form["grant_type"] == "client_credentials"

@@ -21,6 +21,7 @@ from mcp_client import (
     CancelMethod,
     CancelSent,
     Client,
+    ConnectError,
     Event,
     IdleTimeout,
     LateMessage,
@@ -858,6 +859,29 @@ async def test_429_and_503_carry_status_and_retry_after(
     assert (vague_error.value.status_code, vague_error.value.retry_after) == (503, None)
 
 
+async def test_a_retry_after_of_hundreds_of_digits_is_capped_not_a_crash(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    """Bad input from the server is a typed error of the call it answered, never an OverflowError of the session."""
+    huge = "9" * 400
+    server.routes["tools/call:busy"] = lambda body, request: _async(httpx.Response(429, headers={"Retry-After": huge}))
+    async with client_for(server, http_client, events, retry=None) as client:
+        with pytest.raises(TransportError) as busy_error:
+            await client.call_tool("busy")
+        assert (await client.call_tool("echo", {"text": "still here"})) is not None
+    assert busy_error.value.retry_after == 24 * 3600.0
+
+
+async def test_a_retry_after_of_hundreds_of_digits_at_connect_is_a_connect_error(
+    server: Server, http_client: httpx.AsyncClient, events: list[Event]
+) -> None:
+    huge = "9" * 400
+    server.routes["server/discover"] = lambda body, request: _async(httpx.Response(503, headers={"Retry-After": huge}))
+    with pytest.raises(ConnectError):
+        async with client_for(server, http_client, events, retry=None):
+            pass
+
+
 def test_parse_retry_after() -> None:
     now = 1_000_000_000.0  # 2001-09-09T01:46:40Z
     assert parse_retry_after(None) is None
@@ -869,3 +893,6 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("Sun, 09 Sep 2001 01:47:00 GMT", now=now) == 20.0
     assert parse_retry_after("Sun, 09 Sep 2001 01:00:00 GMT", now=now) == 0.0
     assert parse_retry_after("Sun, 09 Sep 2001 01:47:00 -0000", now=now) == 20.0
+    assert parse_retry_after("9" * 400) == 24 * 3600.0  # float() of it overflows
+    assert parse_retry_after("9" * 5000) == 24 * 3600.0  # int() of it passes Python's digit limit
+    assert parse_retry_after("Sun, 09 Sep 99999 01:47:00 GMT", now=now) is None

@@ -206,6 +206,19 @@ async def test_child_gets_the_parents_secrets_only_when_asked(
     assert path["value"] == os.environ["PATH"]
 
 
+async def test_bash_functions_in_allow_listed_variables_are_not_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value starting with ``()`` is an exported bash function (Shellshock's shape): left out, as the official
+    SDK does, even under an allow-listed name."""
+    monkeypatch.setenv("TERM", "() { :;}; echo pwned")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    async with Client(mini_server(), timeout=POLICY) as client:
+        term = json.loads(text_of(await client.call_tool("env", {"name": "TERM"})))
+        lang = json.loads(text_of(await client.call_tool("env", {"name": "LANG"})))
+
+    assert term["value"] is None
+    assert lang["value"] == "C.UTF-8"
+
+
 async def test_shutdown_leaves_no_process_behind() -> None:
     """Leaving the client ends the server process (and it is reaped): nothing is left running."""
     async with Client(peer(), timeout=POLICY) as client:

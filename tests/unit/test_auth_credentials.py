@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import stat
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +287,56 @@ async def test_file_storage_narrows_wide_permissions_and_survives_damage(tmp_pat
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     await storage.set_tokens("r", None)
     assert await storage.get_tokens("r") is None
+
+
+async def test_file_storage_expands_the_home_folder_and_keeps_every_new_folder_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, elsewhere = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir(mode=0o755)
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)
+    storage = FileTokenStorage("~/.config/my-host/tokens.json")  # the docs' own example
+    await storage.set_tokens("r", tokens())
+    path = home / ".config" / "my-host" / "tokens.json"
+    assert storage.path == path
+    assert not (elsewhere / "~").exists()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    for folder in (home / ".config", home / ".config" / "my-host"):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700, folder
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o755  # a folder that was there is left as it was
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"token_type": "Bearer", "refresh_token": "rt-very-secret-0123456789"},  # no access_token
+        {"access_token": "", "refresh_token": "rt-very-secret-0123456789"},
+        {"access_token": ["at-very-secret"], "refresh_token": "rt-very-secret-0123456789"},
+    ],
+)
+async def test_an_invalid_token_response_shows_no_token_anywhere_in_its_traceback(answer: dict[str, Any]) -> None:
+    endpoint = TokenEndpoint(httpx.Response(200, json=answer))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(endpoint)) as http:
+        with pytest.raises(TokenError, match="invalid token response") as caught:
+            await request_token(http, METADATA, {"grant_type": "client_credentials"}, client=ClientInformation("c"))
+    shown = "".join(traceback.format_exception(caught.value))
+    assert "access_token" in str(caught.value)  # which field is wrong
+    assert "very-secret" not in shown
+
+
+async def test_an_invalid_registration_answer_shows_no_secret_in_its_traceback() -> None:
+    answer = {"client_secret": "cs-very-secret-0123456789"}  # no client_id
+    endpoint = TokenEndpoint(httpx.Response(201, json=answer))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(endpoint)) as http:
+        with pytest.raises(RegistrationError, match="invalid answer") as caught:
+            await resolve_client(
+                http,
+                METADATA,
+                InMemoryTokenStorage(),
+                ClientIdentity(),
+                redirect_uri="http://127.0.0.1/cb",
+                grant_types=(),
+            )
+    assert "very-secret" not in "".join(traceback.format_exception(caught.value))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import mcp_client.cli
 
-ORDER = ["app", "parser", "group", "demo", "commands", "display", "interrupts", "outcome"]
+ORDER = ["app", "parser", "group", "demo", "commands", "display", "interrupts", "outcome", "safe_text"]
 PACKAGE = Path(mcp_client.cli.__file__).parent
 
 

@@ -107,7 +107,7 @@ def test_an_oversized_event_keeps_only_its_head_and_memory_stays_bounded() -> No
     events = decoder.feed(b'data: {"id": 3, "x": "')
     for _ in range(1000):
         events += decoder.feed(b"y" * 1000)
-        assert len(decoder._tail) <= 100 + 64
+        assert decoder.held <= 100 + 64
     events += decoder.feed(b'"}\n\ndata: {"id": 4}\n\n')
     assert len(events) == 2
     assert events[0].oversized
@@ -134,3 +134,33 @@ def test_a_long_line_of_an_unknown_field_is_skipped_not_taken_for_data() -> None
     events = decoder.feed(b"datax: " + b"y" * 500)
     events += decoder.feed(b"y" * 500 + b"\ndata: small\n\n")
     assert events == [SSEEvent(b"small")]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_after_a_long_line_is_cut_the_rest_of_it_is_dropped_unbuffered(chunk: int) -> None:
+    """Once a line is cut, nothing more of it is buffered (or copied again) until its end: linear work."""
+    decoder = SSEDecoder(100)
+    line = b"data: " + b"y" * 20_000
+    held: list[int] = []
+    events: list[SSEEvent] = []
+    for start in range(0, len(line), chunk):
+        events += decoder.feed(line[start : start + chunk])
+        held.append(decoder.held)
+    cut_at = next(i for i, size in enumerate(held) if size == 0 and i > 0)
+    assert max(held) <= 100 + 64 + chunk
+    assert set(held[cut_at:]) == {0}, "the cut line was buffered again"
+    events += decoder.feed(b"\r")
+    events += decoder.feed(b"\n\ndata: next\n\n")
+    assert len(events) == 2
+    assert events[0].oversized
+    assert events[0].data.startswith(b"yyy")
+    assert events[1] == SSEEvent(b"next")
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
+def test_the_line_end_of_a_dropped_line_may_be_any_of_the_three(ending: bytes) -> None:
+    decoder = SSEDecoder(10)
+    events = decoder.feed(b"data: " + b"x" * 200)
+    events += decoder.feed(b"x" * 50 + ending + ending + b"data: after" + ending + ending)
+    assert [e.data for e in events] == [events[0].data, b"after"]
+    assert events[0].oversized

@@ -59,11 +59,11 @@ class _HttpConnection(_RequestReader, Connection):
                 return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
             return self._client.build_request("POST", self._endpoint, content=body, headers=headers, timeout=timeout)
         except (self._line.http_error, self._line.invalid_url, ValueError, TypeError, AttributeError) as exc:
-            raise TransportError(f"could not build the HTTP request to {self._url}: {exc}", written=False) from exc
+            raise TransportError(f"could not build the HTTP request to {self._where}: {exc}", written=False) from exc
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         if self._closed:
-            raise TransportError(f"the connection to {self._url} is closed", written=False)
+            raise TransportError(f"the connection to {self._where} is closed", written=False)
         request_id: RequestId = message["id"]
         method = message.get("method")
         request = self._build(message, headers, None)
@@ -93,7 +93,7 @@ class _HttpConnection(_RequestReader, Connection):
     async def _post(self, message: JSONObject) -> None:
         """POST a notification or a response: the server accepts it with 202 (any 2xx will do)."""
         if self._closed:
-            raise TransportError(f"the connection to {self._url} is closed", written=False)
+            raise TransportError(f"the connection to {self._where} is closed", written=False)
         request = self._build(message, None, _SIDE_TIMEOUT)
         what = message.get("method", "response")
         try:
@@ -101,9 +101,9 @@ class _HttpConnection(_RequestReader, Connection):
         except MCPClientError:
             raise  # an auth failure (sign-in refused, ...) is the caller's to see as it is
         except self._line.not_written as exc:
-            raise TransportError(f"could not POST {what} to {self._url}: {_describe(exc)}", written=False) from exc
+            raise TransportError(f"could not POST {what} to {self._where}: {_describe(exc)}", written=False) from exc
         except self._line.http_error as exc:
-            raise TransportError(f"POST of {what} to {self._url} failed: {_describe(exc)}", written=True) from exc
+            raise TransportError(f"POST of {what} to {self._where} failed: {_describe(exc)}", written=True) from exc
         status = response.status_code
         if 200 <= status < 300:
             return

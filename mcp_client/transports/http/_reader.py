@@ -63,11 +63,11 @@ class _RequestReader(_LegacySession):
                 if attempt == 1:
                     logger.debug("could not connect for request %s (%s); trying once more", request_id, exc)
                     continue
-                self._fail(request_id, f"could not connect to {self._url}: {_describe(exc)}", written=False)
+                self._fail(request_id, f"could not connect to {self._where}: {_describe(exc)}", written=False)
             except self._line.not_written as exc:
-                self._fail(request_id, f"could not reach {self._url}: {_describe(exc)}", written=False)
+                self._fail(request_id, f"could not reach {self._where}: {_describe(exc)}", written=False)
             except self._line.http_error as exc:
-                self._fail(request_id, f"the request to {self._url} failed: {_describe(exc)}", written=True)
+                self._fail(request_id, f"the request to {self._where} failed: {_describe(exc)}", written=True)
             return
         assert response is not None
         network_stream = response.extensions.get("network_stream")
@@ -76,7 +76,7 @@ class _RequestReader(_LegacySession):
         try:
             await self._read(request_id, method, response, modern)
         except self._line.http_error as exc:
-            self._fail(request_id, f"the answer from {self._url} broke off: {_describe(exc)}", written=True)
+            self._fail(request_id, f"the answer from {self._where} broke off: {_describe(exc)}", written=True)
         finally:
             if network_stream is not None and self._open_responses.get(request_id) is network_stream:
                 del self._open_responses[request_id]
@@ -129,7 +129,7 @@ class _RequestReader(_LegacySession):
                 return
             broke = "the SSE stream ended without a response"
         except self._line.http_error as exc:
-            broke = f"the answer from {self._url} broke off: {_describe(exc)}"
+            broke = f"the answer from {self._where} broke off: {_describe(exc)}"
         if modern or not self._legacy or state.last_event_id is None:
             self._fail(request_id, broke, written=True)
             return

@@ -53,6 +53,8 @@ class _ConnectionState:
         task_group: anyio.abc.TaskGroup,
     ) -> None:
         self._url = transport.url
+        self._where = transport.description
+        """The URL as errors show it (no password, no query)."""
         self._base_headers = {name.lower(): value for name, value in transport.headers.items()}
         """The caller's headers, names in lower case: a plain dict is merged into each request far faster than
         an ``httpx2.Headers``, and lower case lets ours replace theirs by key."""

@@ -17,6 +17,7 @@ import anyio
 import httpx2
 
 from mcp_client._http_lines import as_httpx2
+from mcp_client._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.http._connection import _HttpConnection
 from mcp_client.transports.http._state import _CLOSE_BUDGET
@@ -48,7 +49,8 @@ class HttpTransport(Transport):
 
     @property
     def description(self) -> str:
-        return self.url
+        """The URL without its userinfo and query (either may hold a secret)."""
+        return redacted_url(self.url)
 
     @property
     def carries_headers(self) -> bool:

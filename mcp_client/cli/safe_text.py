@@ -1,0 +1,48 @@
+"""Server text on a terminal: printed as text, never as rich markup, with control characters made visible.
+
+Anything a server says (tool names and descriptions, results, progress messages, error messages, its name, the
+lines it writes to stderr) may carry rich markup (``[link=…]``, a bare ``[/]`` that would crash the print) or
+terminal escapes (OSC 52 writes the clipboard, OSC 0 the window title, CSI 2J clears the screen, a carriage
+return overwrites the line, a bidi override reorders it). :func:`visible` writes every control character other
+than newline and tab as its Python escape (``\\x1b``, ``\\r``, ``\\u202e``); :func:`plain` wraps the result in a
+rich ``Text``, which is never parsed as markup.
+
+rich is imported inside :func:`plain` only, so the CLI can say it is missing instead of failing at import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+__all__ = ["plain", "visible"]
+
+_KEPT = {"\n", "\t"}
+_BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+"""Bidirectional embeddings, overrides, isolates and marks: they reorder what the reader sees."""
+
+
+def _escape(code: int) -> str:
+    named = {0x0D: "\\r", 0x0B: "\\x0b", 0x0C: "\\x0c"}
+    if code in named:
+        return named[code]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_TABLE: dict[int, str] = {
+    code: _escape(code) for code in [*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI] if chr(code) not in _KEPT
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but newline and tab written out as an escape."""
+    return text.translate(_TABLE)
+
+
+def plain(text: str, style: str = "") -> Text:
+    """``text`` made :func:`visible`, as a rich ``Text`` (no markup, no highlighting)."""
+    from rich.text import Text
+
+    return Text(visible(text), style=style)

@@ -1,0 +1,80 @@
+"""The real ``mcp-client`` command, on a forced colour terminal, against a server whose texts carry rich markup and
+terminal escapes (``hostile_text_server.py``): server text is printed as text, never as markup, and every control
+character but newline and tab reaches the terminal made visible, not executed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERVER = [sys.executable, str(Path(__file__).with_name("hostile_text_server.py"))]
+COMMAND = Path(sys.executable).with_name("mcp-client")
+FORBIDDEN = {
+    "an OSC sequence (clipboard, title, hyperlink)": "\x1b]",
+    "a screen clear": "\x1b[2J",
+    "a cursor jump home": "\x1b[H",
+    "a bare carriage return": "\rover",
+    "a bidi override": "\u202e",
+}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "FORCE_COLOR": "1",
+        "TERM": "xterm-256color",
+        "COLUMNS": "400",
+        "TTY_COMPATIBLE": "1",
+        "TTY_INTERACTIVE": "1",
+    }
+    env.pop("NO_COLOR", None)
+    return subprocess.run(
+        [str(COMMAND), *args, "--protocol", "2025-11-25", "--", *SERVER],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def assert_harmless(text: str) -> None:
+    for what, sequence in FORBIDDEN.items():
+        assert sequence not in text, f"{what} reached the terminal: {text!r}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def the_command_exists() -> None:
+    assert COMMAND.exists(), f"the mcp-client script of this environment is missing: {COMMAND}"
+
+
+def test_tools_prints_markup_as_text_and_escapes_as_visible() -> None:
+    done = run("tools")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" in done.stdout, "not a colour terminal: the test would prove nothing"
+    assert_harmless(done.stdout + done.stderr)
+    assert "[link=https://evil.example]click me[/link] [/] [bold red]loud" in done.stdout
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
+    assert "evil[/]server\\x1b]0;pwned\\x07" in done.stdout  # the server's name in the title
+
+
+def test_call_prints_progress_and_results_as_text() -> None:
+    done = run("call", "hostile", "{}")
+    assert done.returncode == 0, done.stderr
+    assert_harmless(done.stdout + done.stderr)
+    assert "[link=https://evil.example]click me[/link] [/] [bold red]loud \\x1b]52;c;ZXZpbA==\\x07" in done.stdout
+    assert "\\x1b[2J\\x1b[H\\rover\\u202eevil" in done.stdout
+    assert "file:///x\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
+
+
+def test_an_error_from_the_server_is_printed_as_text() -> None:
+    done = run("call", "no-such-tool", "{}")
+    assert done.returncode != 0
+    assert_harmless(done.stdout + done.stderr)
+    assert "\\x1b]0;pwned\\x07" in done.stderr
