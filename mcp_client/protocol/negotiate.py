@@ -122,9 +122,16 @@ async def start(
     capabilities: dict[str, Any],
     probe_timeout: float,
     cache: EraCache = ERA_CACHE,
+    handshake_only: bool = False,
 ) -> ServerIdentity:
     """Start the session: with the era remembered for ``cache_key`` (mode ``"auto"`` only) if there is one and it
-    still works, else by :func:`negotiate`; the era that worked is remembered."""
+    still works, else by :func:`negotiate`; the era that worked is remembered. ``handshake_only``: the transport
+    carries only ``initialize`` eras (HTTP+SSE), so ``"auto"`` means the newest of them, without a probe."""
+    if handshake_only:
+        if mode in MODERN_VERSIONS:
+            raise ConnectError(f"protocol {mode} is not carried over this transport; it speaks {LEGACY_VERSIONS}")
+        if mode == "auto":
+            mode = LEGACY_VERSIONS[0]
     key = cache_key if mode == "auto" else None
     known = cache.get(key)
     if known is not None:

@@ -28,9 +28,16 @@ from mcp_client.transports.http._state import (
 )
 from mcp_client.transports.http._status import outcome_of_error_status
 
+_REFUSED_BY_OLD_SERVERS = frozenset({400, 404, 405})
+"""What an HTTP+SSE server answers a POST to its SSE URL: the spec's cue to try a GET there."""
+
 
 class _RequestReader(_LegacySession):
     """Sends one request and reads its answer to the end (the layer under the connection's writing side)."""
+
+    async def _fall_back(self, request_id: RequestId, method: object, response: httpx2.Response) -> bool:
+        """The connection's hook for the HTTP+SSE fallback: True when it took over the refused request."""
+        return False
 
     async def _exchange(
         self,
@@ -91,6 +98,8 @@ class _RequestReader(_LegacySession):
             location = response.headers.get("location")
             self._fail(request_id, f"HTTP {status}: redirect to {location!r} not followed", written=True)
         elif not 200 <= status < 300:
+            if status in _REFUSED_BY_OLD_SERVERS and await self._fall_back(request_id, method, response):
+                return
             await self._read_error(request_id, response)
         else:
             content_type = _content_type(response)

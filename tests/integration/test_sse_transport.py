@@ -1,0 +1,225 @@
+"""The HTTP+SSE transport (2024-11-05) against a scripted server in the test's loop (see ``sse_peer.py``).
+
+The policy holds there as everywhere: idle reset by progress, the hard maximum, ``notifications/cancelled`` on
+give-up, late answers dropped as events, server requests, a dropped stream failing the calls waiting on it (and
+the next call starting a new session on a new stream). The endpoint event is checked (same origin only), and
+``http(url)`` falls back to HTTP+SSE by itself when its first POST is refused and the GET opens such a stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import anyio
+import httpx2
+import mcp_types
+import pytest
+
+from mcp_client import (
+    CancelMethod,
+    CancelSent,
+    Client,
+    ConnectError,
+    Event,
+    IdleTimeout,
+    LateMessage,
+    MaxTimeout,
+    TimeoutPolicy,
+    TransportError,
+    http,
+    sse,
+)
+from mcp_client.protocol.negotiate import ERA_CACHE
+from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
+from tests.integration.sse_peer import SsePeer
+
+pytestmark = pytest.mark.anyio
+
+SSE_URL = "http://sse.test/sse"
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[SsePeer, httpx2.AsyncClient]]:
+    peer = SsePeer(ScriptedPeer(era="legacy"))
+    KNOWN_SSE_ENDPOINTS.forget(SSE_URL)
+    ERA_CACHE.forget(SSE_URL)
+    async with peer.serving() as client:
+        yield peer, client
+    KNOWN_SSE_ENDPOINTS.forget(SSE_URL)
+    ERA_CACHE.forget(SSE_URL)
+
+
+def _posted(peer: SsePeer) -> list[tuple[str, str | None]]:
+    """(path and query, JSON-RPC method) of every POST the client made."""
+    out = []
+    for request in peer.requests:
+        if request.method == "POST":
+            target = request.url.raw_path.decode()
+            out.append((target, json.loads(request.content).get("method")))
+    return out
+
+
+async def test_a_session_over_http_sse(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    """GET the stream, POST initialize to the endpoint it names (no discover probe), call a tool, list tools."""
+    peer, client_http = served
+    async with Client(sse(SSE_URL, client=client_http)) as client:
+        assert client.protocol_version == "2025-11-25"
+        result = await client.call_tool("echo", {"text": "over sse"})
+        assert {"echo", "slow"} <= {tool.name for tool in await client.list_tools()}
+    assert result.content[0].text == "over sse"  # type: ignore[union-attr]
+    assert peer.requests[0].method == "GET"
+    assert peer.requests[0].headers["accept"] == "text/event-stream"
+    posted = _posted(peer)
+    assert posted[:2] == [
+        ("/messages?session_id=1", "initialize"),
+        ("/messages?session_id=1", "notifications/initialized"),
+    ]
+    assert "server/discover" not in [method for _, method in posted]
+    assert not client_http.is_closed  # a caller's client is left open
+
+
+@pytest.mark.fake_clock
+async def test_the_idle_timeout_posts_notifications_cancelled(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    peer, client_http = served
+    events: list[Event] = []
+    policy = TimeoutPolicy(idle=1.0, maximum=30)
+    async with Client(sse(SSE_URL, client=client_http), timeout=policy, on_event=events.append) as client:
+        started = anyio.current_time()
+        with pytest.raises(IdleTimeout) as caught:
+            await client.call_tool("silent", {})
+        assert anyio.current_time() - started == pytest.approx(1.0)
+        await anyio.sleep(0.1)
+        assert (await client.call_tool("echo", {"text": "next"})).content[0].text == "next"  # type: ignore[union-attr]
+    (request_id,) = caught.value.request_ids
+    assert [(e.request_id, e.how) for e in events if isinstance(e, CancelSent)] == [
+        (request_id, CancelMethod.NOTIFICATION)
+    ]
+    assert request_id in peer.peer.stats.cancelled_request_ids
+    assert ("/messages?session_id=1", "notifications/cancelled") in _posted(peer)
+
+
+@pytest.mark.fake_clock
+async def test_progress_resets_idle_and_the_maximum_still_ends_the_call(
+    served: tuple[SsePeer, httpx2.AsyncClient],
+) -> None:
+    _peer, client_http = served
+    seen: list[float] = []
+    policy = TimeoutPolicy(idle=1.0, maximum=4.0)
+    async with Client(sse(SSE_URL, client=client_http), timeout=policy) as client:
+        result = await client.call_tool(
+            "slow", {"seconds": 3, "progress_every": 0.5}, on_progress=lambda p: seen.append(p.progress)
+        )
+        assert result.content[0].text == "done"  # type: ignore[union-attr]
+        assert seen == sorted(seen)
+        assert len(seen) >= 5
+        started = anyio.current_time()
+        with pytest.raises(MaxTimeout):
+            await client.call_tool("chatty", {"interval": 0.2})
+        assert anyio.current_time() - started == pytest.approx(4.0)
+
+
+@pytest.mark.fake_clock
+async def test_an_answer_after_the_maximum_is_only_a_late_message(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    _peer, client_http = served
+    events: list[Event] = []
+    async with Client(sse(SSE_URL, client=client_http), on_event=events.append) as client:
+        with pytest.raises(MaxTimeout) as caught:
+            await client.call_tool("ignore_cancel", {"seconds": 2}, timeout=TimeoutPolicy(idle=None, maximum=1))
+        await anyio.sleep(2)
+        assert (await client.call_tool("echo", {"text": "fine"})).content[0].text == "fine"  # type: ignore[union-attr]
+    late = [e for e in events if isinstance(e, LateMessage)]
+    assert [e.request_id for e in late] == [caught.value.request_ids[0]]
+
+
+async def test_server_requests_are_answered_by_post(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    """elicitation/create arrives on the stream; the answer is POSTed to the endpoint."""
+    peer, client_http = served
+
+    async def elicitation(params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with Client(sse(SSE_URL, client=client_http), elicitation=elicitation) as client:
+        result = await client.call_tool("elicit_client", {"kind": "elicitation"})
+    assert not result.is_error
+    assert "Ada" in result.content[0].text  # type: ignore[union-attr]
+    assert ("/messages?session_id=1", None) in _posted(peer)  # the response to the server's request
+
+
+@pytest.mark.fake_clock
+async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconnects(
+    served: tuple[SsePeer, httpx2.AsyncClient],
+) -> None:
+    peer, client_http = served
+    failures: list[TransportError] = []
+    async with Client(sse(SSE_URL, client=client_http), timeout=TimeoutPolicy(idle=None, maximum=60)) as client:
+
+        async def waiting() -> None:
+            with pytest.raises(TransportError) as caught:
+                await client.call_tool("silent", {})
+            failures.append(caught.value)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.sleep(1)
+            started = anyio.current_time()
+            peer.drop()
+        assert anyio.current_time() - started < 0.1  # at once, not at the maximum
+        assert (await client.call_tool("echo", {"text": "again"})).content[0].text == "again"  # type: ignore[union-attr]
+    (failure,) = failures
+    assert failure.written is True
+    assert "ended" in str(failure)
+    assert peer.sessions_opened == 2
+    initializes = [target for target, method in _posted(peer) if method == "initialize"]
+    assert initializes == ["/messages?session_id=1", "/messages?session_id=2"]
+
+
+async def test_an_endpoint_on_another_origin_is_refused() -> None:
+    peer = SsePeer(ScriptedPeer(era="legacy"), endpoint="http://elsewhere.test/messages?session_id={id}")
+    async with peer.serving() as client_http:
+        with pytest.raises(ConnectError, match="another origin"):
+            async with Client(sse(SSE_URL, client=client_http)):
+                pass
+    assert [request.method for request in peer.requests] == ["GET"]  # nothing was POSTed anywhere
+
+
+async def test_a_stream_that_does_not_start_with_endpoint_is_not_http_sse() -> None:
+    peer = SsePeer(ScriptedPeer(era="legacy"), first_event=b"event: message\ndata: {}\n\n")
+    async with peer.serving() as client_http:
+        with pytest.raises(ConnectError, match="not 'endpoint'"):
+            async with Client(sse(SSE_URL, client=client_http)):
+                pass
+
+
+async def test_http_falls_back_when_the_remembered_era_is_legacy(
+    served: tuple[SsePeer, httpx2.AsyncClient],
+) -> None:
+    """With the era remembered but not the transport (another process's cache, say), the refused POST is
+    initialize: it is sent again over the stream, since a refused request did not run."""
+    peer, client_http = served
+    ERA_CACHE.remember(SSE_URL, "2025-11-25")
+    async with Client(http(SSE_URL, client=client_http)) as client:
+        assert (await client.call_tool("echo", {"text": "x"})).content[0].text == "x"  # type: ignore[union-attr]
+    first = [(r.method, r.url.path, json.loads(r.content).get("method") if r.content else None) for r in peer.requests]
+    assert first[:3] == [("POST", "/sse", "initialize"), ("GET", "/sse", None), ("POST", "/messages", "initialize")]
+    assert peer.sessions_opened == 1
+
+
+async def test_http_falls_back_to_http_sse_and_remembers_it(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    """The first POST is refused with 405; the GET's first event is endpoint: HTTP+SSE from then on. The next
+    connection goes straight to the GET and to initialize (the era cache and the transport remember)."""
+    peer, client_http = served
+    async with Client(http(SSE_URL, client=client_http)) as client:
+        assert client.protocol_version == "2025-11-25"
+        assert (await client.call_tool("echo", {"text": "fell back"})).content[0].text == "fell back"  # type: ignore[union-attr]
+    first = [(r.method, r.url.path) for r in peer.requests]
+    assert first[:3] == [("POST", "/sse"), ("GET", "/sse"), ("POST", "/messages")]
+    assert json.loads(peer.requests[0].content)["method"] == "server/discover"
+    assert json.loads(peer.requests[2].content)["method"] == "initialize"
+    peer.requests.clear()
+    async with Client(http(SSE_URL, client=client_http)) as client:
+        assert (await client.call_tool("echo", {"text": "direct"})).content[0].text == "direct"  # type: ignore[union-attr]
+    assert (peer.requests[0].method, peer.requests[0].url.path) == ("GET", "/sse")
+    assert [method for _, method in _posted(peer)][:1] == ["initialize"]
+    assert not [r for r in peer.requests if r.method == "POST" and r.url.path == "/sse"]
