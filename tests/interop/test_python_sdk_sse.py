@@ -1,0 +1,178 @@
+"""Interop over HTTP+SSE (2024-11-05) with the official Python SDK's ``MCPServer.sse_app()`` (mcp 2.3.0) under uvicorn.
+
+Each test starts ``python_sdk_server.py --sse --port <free port>`` (GET ``/sse``, POST ``/messages/``) and talks to
+it through ``sse()`` or through ``http()``'s fallback, with a caller's client that records every request. The
+policy is checked against the real server: progress resets idle, the maximum holds, a timeout POSTs
+``notifications/cancelled`` and the server's tool sees the cancellation (it writes "<tag> cancelled" to the events
+file), elicitation is answered by POST. Real process, real clock, wide margins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp_types
+import pytest
+
+from mcp_client import (
+    CancelMethod,
+    CancelSent,
+    Client,
+    Event,
+    IdleTimeout,
+    IdleTimerReset,
+    MaxTimeout,
+    ProtocolViolation,
+    TimeoutPolicy,
+    TransportFailure,
+    http,
+    sse,
+)
+from mcp_client.protocol.negotiate import ERA_CACHE
+from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
+from tests.interop.conftest import EVENTS_ENV, PYTHON_SDK_SERVER, free_port, serve_http
+
+pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
+
+
+@pytest.fixture
+def sse_url(events_file: Path) -> Iterator[str]:
+    """The ``/sse`` URL of an HTTP+SSE server of the official SDK."""
+    port = free_port()
+    env = dict(os.environ, **{EVENTS_ENV: str(events_file)})
+    command = [sys.executable, str(PYTHON_SDK_SERVER), "--sse", "--port", str(port)]
+    for url in serve_http(command, port, env, "the HTTP+SSE server"):
+        yield url.removesuffix("/mcp") + "/sse"
+
+
+@pytest.fixture
+async def recorded() -> AsyncIterator[tuple[httpx2.AsyncClient, list[httpx2.Request]]]:
+    requests: list[httpx2.Request] = []
+
+    async def record(request: httpx2.Request) -> None:
+        requests.append(request)
+
+    timeout = httpx2.Timeout(connect=30, read=None, write=30, pool=None)
+    async with httpx2.AsyncClient(event_hooks={"request": [record]}, timeout=timeout) as client:
+        yield client, requests
+
+
+def _posted(requests: list[httpx2.Request], method: str | None) -> list[httpx2.Request]:
+    return [r for r in requests if r.method == "POST" and json.loads(r.content).get("method") == method]
+
+
+async def _wait_for_line(events_file: Path, line: str, within: float = 10.0) -> list[str]:
+    with anyio.move_on_after(within):
+        while line not in events_file.read_text().splitlines():
+            await anyio.sleep(0.05)
+    return events_file.read_text().splitlines()
+
+
+async def test_a_session_over_sse(sse_url: str, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]) -> None:
+    """The handshake, a tool listing and a call; every POST goes to the endpoint the stream named."""
+    client_http, requests = recorded
+    async with Client(sse(sse_url, client=client_http), timeout=TimeoutPolicy(idle=20, maximum=60)) as client:
+        assert client.protocol_version == "2025-11-25"
+        assert {"echo", "slow_progress", "silent"} <= {tool.name for tool in await client.list_tools()}
+        result = await client.call_tool("echo", {"text": "héllo"})
+    assert result.content[0].text == "héllo"  # type: ignore[union-attr]
+    assert (requests[0].method, requests[0].url.path) == ("GET", "/sse")
+    posts = [r for r in requests if r.method == "POST"]
+    assert posts
+    assert {r.url.path for r in posts} == {"/messages/"}
+    assert len({r.url.params["session_id"] for r in posts}) == 1
+    assert not _posted(requests, "server/discover")
+
+
+async def test_progress_resets_idle_and_the_maximum_holds(sse_url: str, events_file: Path) -> None:
+    events: list[Event] = []
+    seen: list[float] = []
+    async with Client(sse(sse_url), timeout=TimeoutPolicy(idle=1.0, maximum=30), on_event=events.append) as client:
+        result = await client.call_tool(
+            "slow_progress",
+            {"seconds": 2.5, "interval": 0.1, "tag": "long"},
+            on_progress=lambda p: seen.append(p.progress),
+        )
+        assert not result.is_error
+        assert sum(isinstance(e, IdleTimerReset) for e in events) >= 10
+        assert len(seen) >= 2
+        assert seen == sorted(seen)
+        started = anyio.current_time()
+        capped = TimeoutPolicy(idle=1.0, maximum=1.5)
+        with pytest.raises(MaxTimeout):
+            await client.call_tool("slow_progress", {"seconds": 30, "interval": 0.1, "tag": "capped"}, timeout=capped)
+        assert anyio.current_time() - started < 3.0
+        lines = await _wait_for_line(events_file, "capped cancelled")
+    assert "long completed" in lines
+    assert "capped cancelled" in lines
+
+
+async def test_a_timeout_posts_the_cancel_and_the_server_cancels(
+    sse_url: str, events_file: Path, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
+) -> None:
+    client_http, requests = recorded
+    events: list[Event] = []
+    policy = TimeoutPolicy(idle=1.0, maximum=30)
+    async with Client(sse(sse_url, client=client_http), timeout=policy, on_event=events.append) as client:
+        with pytest.raises(IdleTimeout) as caught:
+            await client.call_tool("silent", {"seconds": 30, "tag": "quiet"})
+        lines = await _wait_for_line(events_file, "quiet cancelled")
+        assert not (await client.call_tool("echo", {"text": "still here"})).is_error
+    assert "quiet cancelled" in lines
+    cancels = [e for e in events if isinstance(e, CancelSent)]
+    assert [(c.request_id, c.how) for c in cancels] == [(caught.value.request_ids[0], CancelMethod.NOTIFICATION)]
+    (cancel,) = _posted(requests, "notifications/cancelled")
+    assert json.loads(cancel.content)["params"]["requestId"] == caught.value.request_ids[0]
+    assert not [e for e in events if isinstance(e, TransportFailure | ProtocolViolation)]
+
+
+async def test_elicitation_is_answered_over_the_endpoint(
+    sse_url: str, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
+) -> None:
+    client_http, requests = recorded
+
+    async def elicitation(params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with Client(sse(sse_url, client=client_http), elicitation=elicitation) as client:
+        result = await client.call_tool("greet_asking", {"greeting": "hi"})
+    assert result.content[0].text == "hi Ada"  # type: ignore[union-attr]
+    (answer,) = _posted(requests, None)  # the response to the server's elicitation/create
+    assert answer.url.path == "/messages/"
+    assert json.loads(answer.content)["result"]["action"] == "accept"
+
+
+async def test_http_falls_back_to_sse_by_itself(
+    sse_url: str, events_file: Path, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
+) -> None:
+    """``http(sse_url)``: the probe's POST is refused (405), the GET opens the stream, the rest is HTTP+SSE;
+    a timeout there is a POSTed cancel the server acts on. The next connection goes straight to the GET."""
+    client_http, requests = recorded
+    ERA_CACHE.forget(sse_url)
+    KNOWN_SSE_ENDPOINTS.forget(sse_url)
+    try:
+        events: list[Event] = []
+        policy = TimeoutPolicy(idle=1.0, maximum=30)
+        async with Client(http(sse_url, client=client_http), timeout=policy, on_event=events.append) as client:
+            assert client.protocol_version == "2025-11-25"
+            assert (await client.call_tool("echo", {"text": "via http"})).content[0].text == "via http"  # type: ignore[union-attr]
+            with pytest.raises(IdleTimeout):
+                await client.call_tool("silent", {"seconds": 30, "tag": "fallback-quiet"})
+            lines = await _wait_for_line(events_file, "fallback-quiet cancelled")
+        assert "fallback-quiet cancelled" in lines
+        assert [c.how for c in events if isinstance(c, CancelSent)] == [CancelMethod.NOTIFICATION]
+        assert [(r.method, r.url.path) for r in requests[:2]] == [("POST", "/sse"), ("GET", "/sse")]
+        requests.clear()
+        async with Client(http(sse_url, client=client_http)) as client:
+            assert (await client.call_tool("echo", {"text": "again"})).content[0].text == "again"  # type: ignore[union-attr]
+        assert (requests[0].method, requests[0].url.path) == ("GET", "/sse")
+        assert json.loads(requests[1].content)["method"] == "initialize"
+    finally:
+        ERA_CACHE.forget(sse_url)
+        KNOWN_SSE_ENDPOINTS.forget(sse_url)
