@@ -24,6 +24,7 @@ from mcp_client import (
     CancelMethod,
     CancelSent,
     Client,
+    ClientGroup,
     Event,
     IdleTimeout,
     IdleTimerReset,
@@ -176,3 +177,12 @@ async def test_http_falls_back_to_sse_by_itself(
     finally:
         ERA_CACHE.forget(sse_url)
         KNOWN_SSE_ENDPOINTS.forget(sse_url)
+
+
+@pytest.mark.parametrize("key", ["type", "transport"])
+async def test_an_mcp_json_sse_entry_through_a_client_group(sse_url: str, key: str) -> None:
+    """``"type": "sse"`` as Claude Desktop and Cursor write it, through ``ClientGroup.from_config``."""
+    config = {"mcpServers": {"old": {"url": sse_url, key: "sse"}}}
+    async with ClientGroup.from_config(config) as group:
+        result = await group.call_tool("old/echo", {"text": "from mcp.json"})
+    assert result.content[0].text == "from mcp.json"  # type: ignore[union-attr]
