@@ -200,7 +200,17 @@ async def _probe(
             if mode != "auto":
                 raise
             logger.debug("discover failed (%s): falling back to initialize", exc)
-            return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
+            try:
+                return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
+            except UnsupportedProtocolVersion as refused:
+                # The probe only came too late: the server read it once it was up, serves 2026-07-28 from then
+                # on and refuses the handshake naming it. Probe once more (a new id) at a version it named.
+                mutual = [v for v in MODERN_VERSIONS if v in refused.supported]
+                if not isinstance(exc, RequestTimeout) or not mutual or _attempt:
+                    raise
+                logger.debug("initialize refused after a probe timed out (%s): probing again", refused)
+                version = mutual[0]
+                continue
         return await _adopt_discover_result(handshake, result, mode, client_info, capabilities)
     raise ConnectError("the server kept rejecting the protocol version it named as supported")
 

@@ -216,3 +216,37 @@ async def test_resources_helpers(connect: Connect, era: str, version: str) -> No
     (contents,) = read.contents
     assert isinstance(contents, mcp_types.TextResourceContents)
     assert contents.text == "hello"
+
+
+class _SlowToStart(anyio.abc.ByteReceiveStream):
+    """A server that starts reading its input only after ``delay`` seconds (a Python server importing its SDK on a
+    loaded machine): the discover probe times out, yet the server reads it first when it is up."""
+
+    def __init__(self, inner: anyio.abc.ByteReceiveStream, delay: float) -> None:
+        self._inner = inner
+        self._delay: float | None = delay
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._delay is not None:
+            await anyio.sleep(self._delay)
+            self._delay = None
+        return await self._inner.receive(max_bytes)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@pytest.mark.fake_clock
+async def test_a_probe_answered_too_late_still_ends_in_the_modern_era(events: list[Event]) -> None:
+    """The probe timed out, so initialize followed; the server took the probe when it came up and refuses
+    initialize with -32022 naming 2026-07-28: the client probes once more and speaks 2026-07-28 (seen with
+    mcp-server-time, mcp 2.3.0, on a busy machine)."""
+    peer = ScriptedPeer(era="auto")
+
+    async def serve(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        await peer.serve(_SlowToStart(receive, delay=8.0), send)
+
+    async with Client(memory(serve), probe_timeout=5.0, on_event=events.append) as client:
+        assert client.protocol_version == "2026-07-28"
+        assert text_of(await client.call_tool("echo", {"text": "late but fine"})) == "late but fine"
+    assert methods(peer) == ["server/discover", "initialize", "server/discover", "tools/call"]
