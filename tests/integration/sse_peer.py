@@ -83,6 +83,11 @@ class SsePeer:
         for session in self._sessions.values():
             session.ended.set()
 
+    def forget(self) -> None:
+        """Forget every session while its stream stays open (a server that lost its state): POSTs get 404."""
+        for session in self._sessions.values():
+            session.peer_session = None
+
     async def _handle(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         path = request.url.path

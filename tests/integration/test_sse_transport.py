@@ -175,6 +175,26 @@ async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconne
     assert initializes == ["/messages?session_id=1", "/messages?session_id=2"]
 
 
+async def test_a_post_answered_404_starts_a_new_session_and_sends_the_call_once_more(
+    served: tuple[SsePeer, httpx2.AsyncClient],
+) -> None:
+    peer, client_http = served
+    async with Client(sse(SSE_URL, client=client_http)) as client:
+        assert (await client.call_tool("echo", {"text": "one"})).content[0].text == "one"  # type: ignore[union-attr]
+        peer.forget()
+        assert (await client.call_tool("echo", {"text": "two"})).content[0].text == "two"  # type: ignore[union-attr]
+    calls = [target for target, method in _posted(peer) if method == "tools/call"]
+    assert calls == ["/messages?session_id=1", "/messages?session_id=1", "/messages?session_id=2"]
+    assert peer.sessions_opened == 2
+
+
+async def test_the_stateless_protocol_is_refused_over_http_sse(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    _peer, client_http = served
+    with pytest.raises(ConnectError, match="not carried over this transport"):
+        async with Client(sse(SSE_URL, client=client_http), protocol="2026-07-28"):
+            pass
+
+
 async def test_an_endpoint_on_another_origin_is_refused() -> None:
     peer = SsePeer(ScriptedPeer(era="legacy"), endpoint="http://elsewhere.test/messages?session_id={id}")
     async with peer.serving() as client_http:

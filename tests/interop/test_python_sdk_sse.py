@@ -35,6 +35,7 @@ from mcp_client import (
     http,
     sse,
 )
+from mcp_client.cli import main
 from mcp_client.protocol.negotiate import ERA_CACHE
 from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
 from tests.interop.conftest import EVENTS_ENV, PYTHON_SDK_SERVER, free_port, serve_http
@@ -186,3 +187,16 @@ async def test_an_mcp_json_sse_entry_through_a_client_group(sse_url: str, key: s
     async with ClientGroup.from_config(config) as group:
         result = await group.call_tool("old/echo", {"text": "from mcp.json"})
     assert result.content[0].text == "from mcp.json"  # type: ignore[union-attr]
+
+
+def test_the_cli_reaches_an_http_sse_server_with_url(sse_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``mcp-client call --url`` is ``http()``: it falls back to HTTP+SSE by itself."""
+    ERA_CACHE.forget(sse_url)
+    KNOWN_SSE_ENDPOINTS.forget(sse_url)
+    try:
+        code = main(["call", "echo", '{"text": "from the terminal"}', "--url", sse_url])
+    finally:
+        ERA_CACHE.forget(sse_url)
+        KNOWN_SSE_ENDPOINTS.forget(sse_url)
+    assert code == 0
+    assert "from the terminal" in capsys.readouterr().out
