@@ -12,7 +12,7 @@ stream, as a server restart or a proxy's idle cut would. Everything runs on the 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,9 +54,22 @@ class SsePeer:
     """See the module docstring. ``requests`` lists every request the client made, in order."""
 
     def __init__(
-        self, peer: ScriptedPeer, *, endpoint: str = "/messages?session_id={id}", first_event: bytes | None = None
+        self,
+        peer: ScriptedPeer,
+        *,
+        endpoint: str = "/messages?session_id={id}",
+        first_event: bytes | None = None,
+        bearer: str | None = None,
+        routes: Mapping[str, Callable[[httpx2.Request], httpx2.Response]] | None = None,
     ) -> None:
         self.peer = peer
+        self.bearer = bearer
+        """When set, the stream and the messages need ``Authorization: Bearer <bearer>`` (401 with a challenge
+        naming ``/.well-known/oauth-protected-resource/sse`` otherwise)."""
+        self.unauthorized: list[str] = []
+        """The requests refused with 401, as ``"GET /sse"``."""
+        self.routes = dict(routes or {})
+        """More paths this host answers (an authorization server's, say)."""
         self.endpoint = endpoint
         self.first_event = first_event
         """Sent instead of the endpoint event when set (a stream that is not HTTP+SSE)."""
@@ -91,6 +104,14 @@ class SsePeer:
     async def _handle(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         path = request.url.path
+        if path in self.routes:
+            return self.routes[path](request)
+        authorization = request.headers.get("authorization")
+        if self.bearer is not None and path in ("/sse", "/messages") and authorization != f"Bearer {self.bearer}":
+            self.unauthorized.append(f"{request.method} {path}")
+            metadata = "http://sse.test/.well-known/oauth-protected-resource/sse"
+            challenge = f'Bearer resource_metadata="{metadata}", scope="mcp"'
+            return httpx2.Response(401, headers={"www-authenticate": challenge}, json={"error": "invalid_token"})
         if request.method == "GET" and path == "/sse":
             return await self._open()
         if request.method == "POST" and path == "/messages":

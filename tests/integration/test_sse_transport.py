@@ -30,6 +30,7 @@ from mcp_client import (
     http,
     sse,
 )
+from mcp_client.auth import ClientCredentials, OAuth
 from mcp_client.protocol.negotiate import ERA_CACHE
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
@@ -193,6 +194,78 @@ async def test_the_stateless_protocol_is_refused_over_http_sse(served: tuple[Sse
     with pytest.raises(ConnectError, match="not carried over this transport"):
         async with Client(sse(SSE_URL, client=client_http), protocol="2026-07-28"):
             pass
+
+
+async def test_oauth_signs_in_on_the_get_and_every_post_carries_the_token() -> None:
+    """``auth=``: the GET is refused with 401, OAuth discovers the authorization server, gets a token (client
+    credentials), and the stream and every POST carry it."""
+    issued: list[str] = []
+
+    def resource_metadata(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json={"resource": SSE_URL, "authorization_servers": ["http://sse.test"]})
+
+    def server_metadata(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200,
+            json={
+                "issuer": "http://sse.test",
+                "authorization_endpoint": "http://sse.test/authorize",
+                "token_endpoint": "http://sse.test/token",
+                "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            },
+        )
+
+    def token(request: httpx2.Request) -> httpx2.Response:
+        issued.append(request.content.decode())
+        return httpx2.Response(200, json={"access_token": "t0ken", "token_type": "Bearer", "expires_in": 3600})
+
+    routes = {
+        "/.well-known/oauth-protected-resource/sse": resource_metadata,
+        "/.well-known/oauth-authorization-server": server_metadata,
+        "/token": token,
+    }
+    peer = SsePeer(ScriptedPeer(era="legacy"), bearer="t0ken", routes=routes)
+    async with peer.serving() as client_http:
+        auth = OAuth(ClientCredentials("m2m", client_secret="s"), http_client=client_http)
+        async with Client(sse(SSE_URL, client=client_http, auth=auth)) as client:
+            assert (await client.call_tool("echo", {"text": "signed in"})).content[0].text == "signed in"  # type: ignore[union-attr]
+    assert len(issued) == 1
+    assert "grant_type=client_credentials" in issued[0]
+    gets = [r for r in peer.requests if r.method == "GET" and r.url.path == "/sse"]
+    assert len(gets) == 2  # (one request object, re-sent by the auth flow with the token)
+    assert gets[-1].headers["authorization"] == "Bearer t0ken"
+    assert peer.unauthorized == ["GET /sse"]
+    posts = [r for r in peer.requests if r.url.path == "/messages"]
+    assert posts
+    assert all(r.headers["authorization"] == "Bearer t0ken" for r in posts)
+
+
+@pytest.mark.parametrize("kind", ["sampling", "roots"])
+async def test_sampling_and_roots_are_answered_by_post(kind: str, served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    _peer, client_http = served
+
+    async def sampling(params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
+        return mcp_types.CreateMessageResult(
+            role="assistant", content=mcp_types.TextContent(type="text", text="Paris"), model="scripted"
+        )
+
+    async def roots(params: mcp_types.RequestParams) -> mcp_types.ListRootsResult:
+        return mcp_types.ListRootsResult(roots=[mcp_types.Root.model_validate({"uri": "file:///work", "name": "work"})])
+
+    async with Client(sse(SSE_URL, client=client_http), sampling=sampling, roots=roots) as client:
+        result = await client.call_tool("elicit_client", {"kind": kind})
+    assert not result.is_error
+    assert ("Paris" if kind == "sampling" else "file:///work") in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_an_older_handshake_version_is_spoken_too(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    peer, client_http = served
+    async with Client(sse(SSE_URL, client=client_http), protocol="2024-11-05") as client:
+        assert client.protocol_version == "2024-11-05"
+        assert (await client.call_tool("echo", {"text": "old"})).content[0].text == "old"  # type: ignore[union-attr]
+    (initialize,) = [r for r in peer.requests if r.method == "POST" and b'"initialize"' in r.content]
+    assert json.loads(initialize.content)["params"]["protocolVersion"] == "2024-11-05"
 
 
 async def test_an_endpoint_on_another_origin_is_refused() -> None:
