@@ -316,3 +316,19 @@ async def test_http_falls_back_to_http_sse_and_remembers_it(served: tuple[SsePee
     assert (peer.requests[0].method, peer.requests[0].url.path) == ("GET", "/sse")
     assert [method for _, method in _posted(peer)][:1] == ["initialize"]
     assert not [r for r in peer.requests if r.method == "POST" and r.url.path == "/sse"]
+
+
+@pytest.mark.fake_clock
+async def test_the_fallback_gives_up_on_a_quiet_get_stream() -> None:
+    """A refused POST whose GET opens an event stream that stays quiet (a Streamable HTTP server's GET stream may):
+    after 5 s the refusal stands, as without the fallback; the connect does not hang."""
+    peer = SsePeer(ScriptedPeer(era="legacy"), first_event=b": nothing to say\n\n")
+    ERA_CACHE.forget(SSE_URL)
+    async with peer.serving() as client_http:
+        started = anyio.current_time()
+        with pytest.raises(ConnectError):
+            async with Client(http(SSE_URL, client=client_http), timeout=TimeoutPolicy(connect=60), probe_timeout=20):
+                pass
+        assert anyio.current_time() - started == pytest.approx(5.0)
+    assert SSE_URL not in KNOWN_SSE_ENDPOINTS
+    ERA_CACHE.forget(SSE_URL)

@@ -32,6 +32,10 @@ from mcp_client.transports.sse._connection import SseConnection
 from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
 from mcp_client.transports.stream import cancellation
 
+_FIRST_EVENT_WITHIN = 5.0
+"""How long the fallback's GET may take to send its first event: an HTTP+SSE server sends ``endpoint`` at once,
+while the GET stream of a Streamable HTTP server may stay quiet for good."""
+
 
 class _HttpConnection(_RequestReader, Connection):
     """One live connection to a Streamable HTTP endpoint: the writing side, cancellation and close."""
@@ -57,7 +61,7 @@ class _HttpConnection(_RequestReader, Connection):
             return False
         sse = self._sse_connection()
         try:
-            await sse.open()
+            await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
         except TransportError as exc:
             logger.debug("%s refused a POST and is no HTTP+SSE server either (%s)", self._url, exc)
             return False
@@ -76,7 +80,7 @@ class _HttpConnection(_RequestReader, Connection):
         """The URL spoke HTTP+SSE before: open its stream first (and forget it if it no longer does)."""
         sse = self._sse_connection()
         try:
-            await sse.open()
+            await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
         except TransportError as exc:
             logger.info("%s no longer opens an HTTP+SSE stream (%s); POSTing", self._url, exc)
             KNOWN_SSE_ENDPOINTS.forget(self._url)

@@ -87,19 +87,22 @@ class SseConnection(Connection):
         """The message endpoint the server named, while its stream is up."""
         return self._endpoint
 
-    async def open(self) -> None:
+    async def open(self, *, first_event_within: float | None = None) -> None:
         """GET the SSE URL and wait for its ``endpoint`` event; the stream is then read in the background.
+
+        ``first_event_within``: seconds the first event may take (a probe for a server of unknown kind: the GET
+        stream of a Streamable HTTP server may stay quiet); None waits as long as the caller does.
 
         Raises:
             TransportError: the GET failed or was refused, the answer is not an event stream, or its first event
                 is not a valid ``endpoint`` (``written=False``: no message was sent).
         """
-        self._endpoint = await self._task_group.start(self._listen)
+        self._endpoint = await self._task_group.start(self._listen, first_event_within)
         self._lost = None
 
     # -- the stream --------------------------------------------------------------------------------------------
 
-    async def _listen(self, *, task_status: anyio.abc.TaskStatus[str]) -> None:
+    async def _listen(self, first_event_within: float | None, *, task_status: anyio.abc.TaskStatus[str]) -> None:
         scope = anyio.CancelScope()
         self._listener = scope
         with scope:
@@ -107,7 +110,13 @@ class SseConnection(Connection):
             try:
                 decoder = SSEDecoder(self._max_message_size)
                 async with aclosing(_body_chunks(response)) as chunks:
-                    events = await self._first_events(chunks, decoder)
+                    with anyio.move_on_after(_no_limit(first_event_within)) as waiting:
+                        events = await self._first_events(chunks, decoder)
+                    if waiting.cancelled_caught:
+                        raise TransportError(
+                            f"no event from {self._url} within {first_event_within:g} s: not an HTTP+SSE server",
+                            written=False,
+                        )
                     task_status.started(message_endpoint(self._url, events[0].data))
                     reason = await self._read_stream(chunks, decoder, events[1:])
             finally:
@@ -306,6 +315,10 @@ class SseConnection(Connection):
         self._endpoint = None
         if self._listener is not None:
             self._listener.cancel()
+
+
+def _no_limit(seconds: float | None) -> float:
+    return float("inf") if seconds is None else seconds
 
 
 def _body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
