@@ -332,3 +332,32 @@ async def test_the_fallback_gives_up_on_a_quiet_get_stream() -> None:
         assert anyio.current_time() - started == pytest.approx(5.0)
     assert SSE_URL not in KNOWN_SSE_ENDPOINTS
     ERA_CACHE.forget(SSE_URL)
+
+
+async def test_a_refusal_in_json_rpc_is_no_cue_to_fall_back() -> None:
+    """A Streamable HTTP server of 2025-11-25 refuses the probe with 400 and a JSON-RPC error (server-everything
+    does): that is a server speaking JSON-RPC at this URL, so no GET is tried before initialize."""
+    requests: list[tuple[str, str | None]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        method = json.loads(request.content).get("method") if request.content else None
+        requests.append((request.method, method))
+        if request.method != "POST":
+            return httpx2.Response(405)
+        if method == "server/discover":
+            error = {"code": -32000, "message": "Bad Request: Server not initialized"}
+            return httpx2.Response(400, json={"jsonrpc": "2.0", "id": None, "error": error})
+        if method == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+            body = {"jsonrpc": "2.0", "id": json.loads(request.content)["id"], "result": result}
+            return httpx2.Response(200, json=body, headers={"mcp-session-id": "s1"})
+        return httpx2.Response(202)
+
+    url = "http://streamable.test/mcp"
+    ERA_CACHE.forget(url)
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client_http:
+        async with Client(http(url, client=client_http)) as client:
+            assert client.protocol_version == "2025-11-25"
+    ERA_CACHE.forget(url)
+    assert requests[:2] == [("POST", "server/discover"), ("POST", "initialize")]
+    assert url not in KNOWN_SSE_ENDPOINTS

@@ -6,11 +6,12 @@ at 2025-11-25 the version the server chose in ``initialize`` and its ``Mcp-Sessi
 Ending a request (answered, timed out, cancelled) closes its response stream: at 2026-07-28 that *is* the
 cancellation; at 2025-11-25 ``notifications/cancelled`` is POSTed as well.
 
-The spec's backwards compatibility: when the connection's first POST is refused with 400, 404 or 405 and a GET of
-the URL opens an event stream whose first event is ``endpoint``, the server speaks HTTP+SSE (2024-11-05), and an
-:class:`~mcp_client.transports.sse._connection.SseConnection` carries everything from then on (the refused
-request too, unless it was the ``server/discover`` probe, whose refusal is its answer). Such URLs are remembered
-for the process, so the next connection opens the stream before its first POST.
+The spec's backwards compatibility: when the connection's first POST is refused with 400, 404 or 405 (and no
+JSON-RPC error in the body, which only a Streamable HTTP server would send) and a GET of the URL opens an event
+stream whose first event is ``endpoint``, the server speaks HTTP+SSE (2024-11-05), and an
+:class:`~mcp_client.transports.sse._connection.SseConnection` carries everything from then on (the refused request
+too, unless it was the ``server/discover`` probe, whose refusal is its answer). Such URLs are remembered for the
+process, so the next connection opens the stream before its first POST.
 """
 
 from __future__ import annotations
