@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -31,6 +32,7 @@ from mcp_client import (
     MaxTimeout,
     ProtocolViolation,
     TimeoutPolicy,
+    TransportError,
     TransportFailure,
     http,
     sse,
@@ -39,6 +41,7 @@ from mcp_client.cli import main
 from mcp_client.protocol.negotiate import ERA_CACHE
 from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
 from tests.interop.conftest import EVENTS_ENV, PYTHON_SDK_SERVER, free_port, serve_http
+from tests.interop.proxy import CuttingProxy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
@@ -200,3 +203,30 @@ def test_the_cli_reaches_an_http_sse_server_with_url(sse_url: str, capsys: pytes
         KNOWN_SSE_ENDPOINTS.forget(sse_url)
     assert code == 0
     assert "from the terminal" in capsys.readouterr().out
+
+
+async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconnects(sse_url: str) -> None:
+    """The connections are cut under a call in flight (a proxy between): it fails at once with a written
+    TransportError; the next call starts a new session on a new stream and succeeds."""
+    upstream = urlsplit(sse_url).port
+    assert upstream is not None
+    failures: list[TransportError] = []
+    async with CuttingProxy(upstream).serving() as proxy:
+        url = f"http://127.0.0.1:{proxy.port}/sse"
+        async with Client(sse(url), timeout=TimeoutPolicy(idle=None, maximum=30)) as client:
+
+            async def waiting() -> None:
+                with pytest.raises(TransportError) as caught:
+                    await client.call_tool("silent", {"seconds": 30, "tag": "cut"})
+                failures.append(caught.value)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(waiting)
+                await anyio.sleep(1.0)
+                cut_at = anyio.current_time()
+                assert proxy.cut_open() >= 1
+            assert anyio.current_time() - cut_at < 5.0  # at once, not at the maximum
+            result = await client.call_tool("echo", {"text": "reconnected"}, timeout=10)
+    assert result.content[0].text == "reconnected"  # type: ignore[union-attr]
+    (failure,) = failures
+    assert failure.written is True
