@@ -355,9 +355,9 @@ async def test_a_refusal_in_json_rpc_is_no_cue_to_fall_back() -> None:
 
     url = "http://streamable.test/mcp"
     ERA_CACHE.forget(url)
-    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client_http:
-        async with Client(http(url, client=client_http)) as client:
-            assert client.protocol_version == "2025-11-25"
+    client_http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    async with client_http, Client(http(url, client=client_http)) as client:
+        assert client.protocol_version == "2025-11-25"
     ERA_CACHE.forget(url)
     assert requests[:2] == [("POST", "server/discover"), ("POST", "initialize")]
     assert url not in KNOWN_SSE_ENDPOINTS
