@@ -25,6 +25,8 @@ from mcp_client import (
     IdleTimeout,
     LateMessage,
     MaxTimeout,
+    ProtocolError,
+    ProtocolViolation,
     TimeoutPolicy,
     TransportError,
     http,
@@ -361,3 +363,43 @@ async def test_a_refusal_in_json_rpc_is_no_cue_to_fall_back() -> None:
     ERA_CACHE.forget(url)
     assert requests[:2] == [("POST", "server/discover"), ("POST", "initialize")]
     assert url not in KNOWN_SSE_ENDPOINTS
+
+
+async def test_broken_messages_on_the_stream_fail_only_what_they_answer(
+    served: tuple[SsePeer, httpx2.AsyncClient],
+) -> None:
+    """Garbage on the shared stream is reported and skipped; an oversized answer fails its own call at once
+    (its head names it) with ProtocolError; the calls beside them and the connection are unharmed."""
+    _peer, client_http = served
+    events: list[Event] = []
+    transport = sse(SSE_URL, client=client_http, max_message_size=4096)
+    async with Client(transport, timeout=TimeoutPolicy(idle=None, maximum=60), on_event=events.append) as client:
+        assert (await client.call_tool("garbage", {})).content[0].text == "survived"  # type: ignore[union-attr]
+        with pytest.raises(ProtocolError, match="4096-byte limit"):
+            await client.call_tool("huge", {"size": 10_000})
+        assert (await client.call_tool("echo", {"text": "after"})).content[0].text == "after"  # type: ignore[union-attr]
+    assert len([e for e in events if isinstance(e, ProtocolViolation)]) >= 2
+
+
+@pytest.mark.fake_clock
+async def test_many_calls_in_flight_share_the_stream(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
+    """Forty calls with progress at once: every answer and every progress reaches its own call."""
+    _peer, client_http = served
+    results: dict[int, str] = {}
+    progress: dict[int, list[float]] = {}
+    async with Client(sse(SSE_URL, client=client_http), timeout=TimeoutPolicy(idle=2, maximum=60)) as client:
+
+        async def one(index: int) -> None:
+            seen = progress.setdefault(index, [])
+            result = await client.call_tool(
+                "slow", {"seconds": 1 + index % 3, "progress_every": 0.5}, on_progress=lambda p: seen.append(p.progress)
+            )
+            results[index] = result.content[0].text  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as tg:
+            for index in range(40):
+                tg.start_soon(one, index)
+    assert results == dict.fromkeys(range(40), "done")
+    for index, seen in progress.items():
+        assert seen == sorted(seen)
+        assert seen[-1] == 2 * (1 + index % 3)  # the last of its own progress, none of another call's
