@@ -1,10 +1,11 @@
 """Interop over HTTP+SSE (2024-11-05) with the official Python SDK's ``MCPServer.sse_app()`` (mcp 2.3.0) under uvicorn.
 
-Each test starts ``python_sdk_server.py --sse --port <free port>`` (GET ``/sse``, POST ``/messages/``) and talks to
-it through ``sse()`` or through ``http()``'s fallback, with a caller's client that records every request. The
-policy is checked against the real server: progress resets idle, the maximum holds, a timeout POSTs
-``notifications/cancelled`` and the server's tool sees the cancellation (it writes "<tag> cancelled" to the events
-file), elicitation is answered by POST. Real process, real clock, wide margins.
+One ``python_sdk_server.py --sse --port <free port>`` (GET ``/sse``, POST ``/messages/``) serves the module; each
+test tags its calls uniquely and talks to it through ``sse()`` or through ``http()``'s fallback, with a caller's
+client that records every request. The policy is checked against the real server: progress resets idle, the
+maximum holds, a timeout POSTs ``notifications/cancelled`` and the server's tool sees the cancellation (it writes
+"<tag> cancelled" to the events file), elicitation is answered by POST, a cut stream fails the call waiting on it.
+Real process, real clock, wide margins.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -46,14 +48,32 @@ from tests.interop.proxy import CuttingProxy
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
 
-@pytest.fixture
-def sse_url(events_file: Path) -> Iterator[str]:
-    """The ``/sse`` URL of an HTTP+SSE server of the official SDK."""
+@pytest.fixture(scope="module")
+def sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One HTTP+SSE server of the official SDK for the module (each test tags its calls uniquely): its ``/sse``
+    URL and the file its tools write "<tag> completed|cancelled" to."""
+    events = tmp_path_factory.mktemp("sse-server") / "events.txt"
+    events.touch()
     port = free_port()
-    env = dict(os.environ, **{EVENTS_ENV: str(events_file)})
+    env = dict(os.environ, **{EVENTS_ENV: str(events)})
     command = [sys.executable, str(PYTHON_SDK_SERVER), "--sse", "--port", str(port)]
     for url in serve_http(command, port, env, "the HTTP+SSE server"):
-        yield url.removesuffix("/mcp") + "/sse"
+        yield url.removesuffix("/mcp") + "/sse", events
+
+
+@pytest.fixture
+def sse_url(sse_server: tuple[str, Path]) -> str:
+    return sse_server[0]
+
+
+@pytest.fixture
+def server_events(sse_server: tuple[str, Path]) -> Path:
+    return sse_server[1]
+
+
+def _tag(name: str) -> str:
+    """A tag no other test (or run on the other backend) uses on the shared server."""
+    return f"{name}-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture
@@ -72,11 +92,11 @@ def _posted(requests: list[httpx2.Request], method: str | None) -> list[httpx2.R
     return [r for r in requests if r.method == "POST" and json.loads(r.content).get("method") == method]
 
 
-async def _wait_for_line(events_file: Path, line: str, within: float = 10.0) -> list[str]:
+async def _wait_for_line(server_events: Path, line: str, within: float = 10.0) -> list[str]:
     with anyio.move_on_after(within):
-        while line not in events_file.read_text().splitlines():
+        while line not in server_events.read_text().splitlines():
             await anyio.sleep(0.05)
-    return events_file.read_text().splitlines()
+    return server_events.read_text().splitlines()
 
 
 async def test_a_session_over_sse(sse_url: str, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]) -> None:
@@ -95,13 +115,14 @@ async def test_a_session_over_sse(sse_url: str, recorded: tuple[httpx2.AsyncClie
     assert not _posted(requests, "server/discover")
 
 
-async def test_progress_resets_idle_and_the_maximum_holds(sse_url: str, events_file: Path) -> None:
+async def test_progress_resets_idle_and_the_maximum_holds(sse_url: str, server_events: Path) -> None:
     events: list[Event] = []
     seen: list[float] = []
+    long, capped_tag = _tag("long"), _tag("capped")
     async with Client(sse(sse_url), timeout=TimeoutPolicy(idle=1.0, maximum=30), on_event=events.append) as client:
         result = await client.call_tool(
             "slow_progress",
-            {"seconds": 2.5, "interval": 0.1, "tag": "long"},
+            {"seconds": 2.5, "interval": 0.1, "tag": long},
             on_progress=lambda p: seen.append(p.progress),
         )
         assert not result.is_error
@@ -111,25 +132,26 @@ async def test_progress_resets_idle_and_the_maximum_holds(sse_url: str, events_f
         started = anyio.current_time()
         capped = TimeoutPolicy(idle=1.0, maximum=1.5)
         with pytest.raises(MaxTimeout):
-            await client.call_tool("slow_progress", {"seconds": 30, "interval": 0.1, "tag": "capped"}, timeout=capped)
+            await client.call_tool("slow_progress", {"seconds": 30, "interval": 0.1, "tag": capped_tag}, timeout=capped)
         assert anyio.current_time() - started < 3.0
-        lines = await _wait_for_line(events_file, "capped cancelled")
-    assert "long completed" in lines
-    assert "capped cancelled" in lines
+        lines = await _wait_for_line(server_events, f"{capped_tag} cancelled")
+    assert f"{long} completed" in lines
+    assert f"{capped_tag} cancelled" in lines
 
 
 async def test_a_timeout_posts_the_cancel_and_the_server_cancels(
-    sse_url: str, events_file: Path, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
+    sse_url: str, server_events: Path, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
 ) -> None:
     client_http, requests = recorded
     events: list[Event] = []
+    quiet = _tag("quiet")
     policy = TimeoutPolicy(idle=1.0, maximum=30)
     async with Client(sse(sse_url, client=client_http), timeout=policy, on_event=events.append) as client:
         with pytest.raises(IdleTimeout) as caught:
-            await client.call_tool("silent", {"seconds": 30, "tag": "quiet"})
-        lines = await _wait_for_line(events_file, "quiet cancelled")
+            await client.call_tool("silent", {"seconds": 30, "tag": quiet})
+        lines = await _wait_for_line(server_events, f"{quiet} cancelled")
         assert not (await client.call_tool("echo", {"text": "still here"})).is_error
-    assert "quiet cancelled" in lines
+    assert f"{quiet} cancelled" in lines
     cancels = [e for e in events if isinstance(e, CancelSent)]
     assert [(c.request_id, c.how) for c in cancels] == [(caught.value.request_ids[0], CancelMethod.NOTIFICATION)]
     (cancel,) = _posted(requests, "notifications/cancelled")
@@ -154,13 +176,14 @@ async def test_elicitation_is_answered_over_the_endpoint(
 
 
 async def test_http_falls_back_to_sse_by_itself(
-    sse_url: str, events_file: Path, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
+    sse_url: str, server_events: Path, recorded: tuple[httpx2.AsyncClient, list[httpx2.Request]]
 ) -> None:
     """``http(sse_url)``: the probe's POST is refused (405), the GET opens the stream, the rest is HTTP+SSE;
     a timeout there is a POSTed cancel the server acts on. The next connection goes straight to the GET."""
     client_http, requests = recorded
     ERA_CACHE.forget(sse_url)
     KNOWN_SSE_ENDPOINTS.forget(sse_url)
+    quiet = _tag("fallback-quiet")
     try:
         events: list[Event] = []
         policy = TimeoutPolicy(idle=1.0, maximum=30)
@@ -168,9 +191,9 @@ async def test_http_falls_back_to_sse_by_itself(
             assert client.protocol_version == "2025-11-25"
             assert (await client.call_tool("echo", {"text": "via http"})).content[0].text == "via http"  # type: ignore[union-attr]
             with pytest.raises(IdleTimeout):
-                await client.call_tool("silent", {"seconds": 30, "tag": "fallback-quiet"})
-            lines = await _wait_for_line(events_file, "fallback-quiet cancelled")
-        assert "fallback-quiet cancelled" in lines
+                await client.call_tool("silent", {"seconds": 30, "tag": quiet})
+            lines = await _wait_for_line(server_events, f"{quiet} cancelled")
+        assert f"{quiet} cancelled" in lines
         assert [c.how for c in events if isinstance(c, CancelSent)] == [CancelMethod.NOTIFICATION]
         assert [(r.method, r.url.path) for r in requests[:2]] == [("POST", "/sse"), ("GET", "/sse")]
         requests.clear()
@@ -217,7 +240,7 @@ async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconne
 
             async def waiting() -> None:
                 with pytest.raises(TransportError) as caught:
-                    await client.call_tool("silent", {"seconds": 30, "tag": "cut"})
+                    await client.call_tool("silent", {"seconds": 30, "tag": _tag("cut")})
                 failures.append(caught.value)
 
             async with anyio.create_task_group() as tg:
