@@ -253,3 +253,12 @@ async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconne
     assert result.content[0].text == "reconnected"  # type: ignore[union-attr]
     (failure,) = failures
     assert failure.written is True
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2024-11-05"])
+async def test_an_older_handshake_version_over_sse(sse_url: str, version: str) -> None:
+    """The versions before 2025-11-25 that such servers speak: the server agrees to the one asked for."""
+    async with Client(sse(sse_url), protocol=version, timeout=TimeoutPolicy(idle=20, maximum=60)) as client:
+        assert client.protocol_version == version
+        result = await client.call_tool("echo", {"text": version})
+    assert result.content[0].text == version  # type: ignore[union-attr]
