@@ -336,10 +336,9 @@ async def test_the_fallback_gives_up_on_a_quiet_get_stream() -> None:
     ERA_CACHE.forget(SSE_URL)
 
 
-async def test_a_refusal_in_json_rpc_is_no_cue_to_fall_back() -> None:
-    """A Streamable HTTP server of 2025-11-25 refuses the probe with 400 and a JSON-RPC error (server-everything
-    does): that is a server speaking JSON-RPC at this URL, so no GET is tried before initialize."""
-    requests: list[tuple[str, str | None]] = []
+def _streamable_legacy_server(requests: list[tuple[str, str | None]]) -> httpx2.MockTransport:
+    """A Streamable HTTP server of 2025-11-25 that refuses the probe with 400 and a JSON-RPC error, as
+    server-everything does, and has no GET stream (405)."""
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         method = json.loads(request.content).get("method") if request.content else None
@@ -355,13 +354,34 @@ async def test_a_refusal_in_json_rpc_is_no_cue_to_fall_back() -> None:
             return httpx2.Response(200, json=body, headers={"mcp-session-id": "s1"})
         return httpx2.Response(202)
 
+    return httpx2.MockTransport(handler)
+
+
+async def test_a_refusal_in_json_rpc_is_no_cue_to_fall_back() -> None:
+    """The probe refused with 400 and a JSON-RPC error: a server speaking JSON-RPC at this URL, so no GET is tried
+    before initialize."""
+    requests: list[tuple[str, str | None]] = []
     url = "http://streamable.test/mcp"
     ERA_CACHE.forget(url)
-    client_http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client_http = httpx2.AsyncClient(transport=_streamable_legacy_server(requests))
     async with client_http, Client(http(url, client=client_http)) as client:
         assert client.protocol_version == "2025-11-25"
     ERA_CACHE.forget(url)
     assert requests[:2] == [("POST", "server/discover"), ("POST", "initialize")]
+    assert url not in KNOWN_SSE_ENDPOINTS
+
+
+async def test_a_url_that_no_longer_speaks_http_sse_is_forgotten() -> None:
+    """Remembered as HTTP+SSE, the URL's GET is now refused: it is forgotten and the client POSTs as usual."""
+    requests: list[tuple[str, str | None]] = []
+    url = "http://upgraded.test/mcp"
+    ERA_CACHE.forget(url)
+    KNOWN_SSE_ENDPOINTS.remember(url)
+    client_http = httpx2.AsyncClient(transport=_streamable_legacy_server(requests))
+    async with client_http, Client(http(url, client=client_http)) as client:
+        assert client.protocol_version == "2025-11-25"
+    ERA_CACHE.forget(url)
+    assert requests[:3] == [("GET", None), ("POST", "server/discover"), ("POST", "initialize")]
     assert url not in KNOWN_SSE_ENDPOINTS
 
 
