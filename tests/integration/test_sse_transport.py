@@ -253,12 +253,14 @@ async def test_sampling_and_roots_are_answered_by_post(kind: str, served: tuple[
         )
 
     async def roots(params: mcp_types.RequestParams) -> mcp_types.ListRootsResult:
-        return mcp_types.ListRootsResult(roots=[mcp_types.Root.model_validate({"uri": "file:///work", "name": "work"})])
+        return mcp_types.ListRootsResult(
+            roots=[mcp_types.Root.model_validate({"uri": "file:///projects/demo", "name": "demo"})]
+        )
 
     async with Client(sse(SSE_URL, client=client_http), sampling=sampling, roots=roots) as client:
         result = await client.call_tool("elicit_client", {"kind": kind})
     assert not result.is_error
-    assert ("Paris" if kind == "sampling" else "file:///work") in result.content[0].text  # type: ignore[union-attr]
+    assert ("Paris" if kind == "sampling" else "file:///projects/demo") in result.content[0].text  # type: ignore[union-attr]
 
 
 async def test_an_older_handshake_version_is_spoken_too(served: tuple[SsePeer, httpx2.AsyncClient]) -> None:
