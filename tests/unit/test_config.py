@@ -11,6 +11,7 @@ import pytest
 from mcp_client import AllowedEnvironment, RestartPolicy, RetryPolicy, TimeoutPolicy
 from mcp_client.config import ConfigError, load_config, parse_policy
 from mcp_client.transports.http import HttpTransport
+from mcp_client.transports.sse import SseTransport
 from mcp_client.transports.stdio import StdioTransport
 
 FULL = {
@@ -72,6 +73,17 @@ def test_a_full_file_loads_with_other_hosts_keys_tolerated(tmp_path: Path) -> No
     assert specs["docs"].policies.server_timeout == TimeoutPolicy(maximum=120)  # a number is the maximum
 
 
+@pytest.mark.parametrize("key", ["type", "transport"])
+def test_an_sse_entry_is_the_http_sse_transport(key: str) -> None:
+    """Claude Desktop's and Cursor's ``"type": "sse"`` (and ``"transport": "sse"``) name the 2024-11-05 transport."""
+    entry = {"url": "https://old.example.com/sse", "headers": {"Authorization": "Bearer ${TOKEN}"}, key: "sse"}
+    specs = load_config({"mcpServers": {"old": entry}}, environ={"TOKEN": "t0ken"}).specs()
+    transport = specs["old"].transport
+    assert isinstance(transport, SseTransport)
+    assert transport.url == "https://old.example.com/sse"
+    assert transport.headers == {"Authorization": "Bearer t0ken"}
+
+
 def test_vs_code_servers_key_is_accepted() -> None:
     assert set(load_config({"servers": {"a": {"command": "x"}}}).servers) == {"a"}
     assert problems({"servers": {}, "mcpServers": {}}) == ["give 'mcpServers' or 'servers', not both"]
@@ -115,7 +127,7 @@ def test_policy_errors_name_the_key_and_the_reason(policy: dict[str, Any], expec
         ({"s": {"command": "x", "args": "a b"}}, 'mcpServers.s.args: must be a list, got "a b"'),
         ({"s": {"command": "x", "args": [1]}}, "mcpServers.s.args.0: must be a string, got 1"),
         ({"s": {"command": "x", "env": {"PORT": 80}}}, "mcpServers.s.env.PORT: must be a string, got 80"),
-        ({"s": {"url": "u", "type": "sse"}}, "mcpServers.s: transport 'sse' (HTTP+SSE, 2024-11-05) is not supported"),
+        ({"s": {"command": "x", "type": "sse"}}, "mcpServers.s: transport \"sse\" needs 'url'"),
         ({"s": {"url": "u", "type": "stdio"}}, "mcpServers.s: transport \"stdio\" needs 'command'"),
         ({"s": {"url": "u", "type": "ws"}}, 'mcpServers.s: unknown transport "ws"'),
         ({"s": "uvx server"}, 'mcpServers.s: must be an object, got "uvx server"'),

@@ -5,6 +5,13 @@ with any 2xx. 2026-07-28 requests carry ``MCP-Protocol-Version``, ``Mcp-Method``
 at 2025-11-25 the version the server chose in ``initialize`` and its ``Mcp-Session-Id`` go on every later POST.
 Ending a request (answered, timed out, cancelled) closes its response stream: at 2026-07-28 that *is* the
 cancellation; at 2025-11-25 ``notifications/cancelled`` is POSTed as well.
+
+The spec's backwards compatibility: when the connection's first POST is refused with 400, 404 or 405 (and no
+JSON-RPC error in the body, which only a Streamable HTTP server would send) and a GET of the URL opens an event
+stream whose first event is ``endpoint``, the server speaks HTTP+SSE (2024-11-05), and an
+:class:`~mcp_client.transports.sse._connection.SseConnection` carries everything from then on (the refused request
+too, unless it was the ``server/discover`` probe, whose refusal is its answer). Such URLs are remembered for the
+process, so the next connection opens the stream before its first POST.
 """
 
 from __future__ import annotations
@@ -18,15 +25,68 @@ from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
-from mcp_client.transports._json import dumps
+from mcp_client.transports._json import dumps, loads
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 from mcp_client.transports.http._reader import _RequestReader
-from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down
+from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down, logger
+from mcp_client.transports.sse._connection import SseConnection
+from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
 from mcp_client.transports.stream import cancellation
+
+_FIRST_EVENT_WITHIN = 5.0
+"""How long the fallback's GET may take to send its first event: an HTTP+SSE server sends ``endpoint`` at once,
+while the GET stream of a Streamable HTTP server may stay quiet for good."""
 
 
 class _HttpConnection(_RequestReader, Connection):
     """One live connection to a Streamable HTTP endpoint: the writing side, cancellation and close."""
+
+    _sse: SseConnection | None = None
+    """Set once the server turned out to speak HTTP+SSE: everything goes through it from then on."""
+    _requests_sent = 0
+    """Only the connection's first request may discover an HTTP+SSE server."""
+
+    def _sse_connection(self) -> SseConnection:
+        return SseConnection(
+            self._url,
+            client=self._client,
+            handler=self._handler,
+            task_group=self._task_group,
+            headers=self._base_headers,
+            auth=self._auth,
+            max_message_size=self._max_message_size,
+        )
+
+    async def _fall_back(self, request_id: RequestId, method: object, response: httpx2.Response) -> bool:
+        if self._requests_sent != 1 or self._legacy or self._sse is not None or self._closed:
+            return False
+        sse = self._sse_connection()
+        try:
+            await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
+        except TransportError as exc:
+            logger.debug("%s refused a POST and is no HTTP+SSE server either (%s)", self._url, exc)
+            return False
+        logger.info("%s speaks HTTP+SSE (2024-11-05); its messages go to %s", self._url, sse.endpoint)
+        self._sse = sse
+        KNOWN_SSE_ENDPOINTS.remember(self._url)
+        if method == "server/discover":
+            return False  # the refusal answers the probe: the session goes on with initialize, over the stream
+        message = loads(response.request.content)
+        if not isinstance(message, dict):
+            return False
+        await sse.send_request(message)
+        return True
+
+    async def _open_known_sse(self) -> None:
+        """The URL spoke HTTP+SSE before: open its stream first (and forget it if it no longer does)."""
+        sse = self._sse_connection()
+        try:
+            await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
+        except TransportError as exc:
+            logger.info("%s no longer opens an HTTP+SSE stream (%s); POSTing", self._url, exc)
+            KNOWN_SSE_ENDPOINTS.forget(self._url)
+            return
+        self._sse = sse
 
     def _headers(self, message: JSONObject, extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = self._base_headers.copy()
@@ -64,6 +124,12 @@ class _HttpConnection(_RequestReader, Connection):
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         if self._closed:
             raise TransportError(f"the connection to {self._where} is closed", written=False)
+        self._requests_sent += 1
+        if self._requests_sent == 1 and self._url in KNOWN_SSE_ENDPOINTS:
+            await self._open_known_sse()
+        if self._sse is not None:
+            await self._sse.send_request(message, headers=headers)
+            return
         request_id: RequestId = message["id"]
         method = message.get("method")
         request = self._build(message, headers, None)
@@ -116,14 +182,22 @@ class _HttpConnection(_RequestReader, Connection):
         )
 
     async def send_notification(self, message: JSONObject) -> None:
+        if self._sse is not None:
+            await self._sse.send_notification(message)
+            return
         await self._post(message)
         if message.get("method") == "notifications/initialized" and self._legacy and not self._closed:
             self._start_listening()
 
     async def send_response(self, message: JSONObject) -> None:
+        if self._sse is not None:
+            await self._sse.send_response(message)
+            return
         await self._post(message)
 
     async def cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod:
+        if self._sse is not None:
+            return await self._sse.cancel(request_id, reason)
         closed = self.try_cancel(request_id, reason)
         if closed is not None:
             return closed
@@ -134,12 +208,14 @@ class _HttpConnection(_RequestReader, Connection):
     def try_cancel(self, request_id: RequestId, reason: str | None) -> CancelMethod | None:
         """2026-07-28: closing the response stream is the cancellation, and that needs no waiting. (Requests that
         can be cancelled are sent once the era is settled: a legacy session is one whose ``initialize`` we adopted.)"""
-        if self._legacy:
+        if self._legacy or self._sse is not None:
             return None
         self.release(request_id)
         return CancelMethod.STREAM_CLOSE
 
     def release(self, request_id: RequestId) -> None:
+        if self._sse is not None:
+            self._sse.release(request_id)
         scope = self._streams.pop(request_id, None)
         if scope is not None:
             scope.cancel()
@@ -150,6 +226,8 @@ class _HttpConnection(_RequestReader, Connection):
     async def close(self) -> None:
         """Stop every reader; at 2025-11-25 end the server's session with a DELETE (bounded, errors ignored)."""
         self._closed = True
+        if self._sse is not None:
+            await self._sse.close()
         self._stop_listening()
         for scope in list(self._streams.values()):
             scope.cancel()

@@ -13,6 +13,7 @@ import anyio
 import httpx2
 
 from mcp_client.errors import MCPClientError
+from mcp_client.transports._json import loads
 from mcp_client.transports._message_head import HEAD_SIZE
 from mcp_client.transports.base import RequestId
 from mcp_client.transports.http._events import _StreamState
@@ -28,9 +29,24 @@ from mcp_client.transports.http._state import (
 )
 from mcp_client.transports.http._status import outcome_of_error_status
 
+_REFUSED_BY_OLD_SERVERS = frozenset({400, 404, 405})
+"""What an HTTP+SSE server answers a POST to its SSE URL: the spec's cue to try a GET there."""
+
+
+def _is_jsonrpc_error(body: bytes) -> bool:
+    try:
+        parsed = loads(body) if body.strip() else None
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and isinstance(parsed.get("error"), dict)
+
 
 class _RequestReader(_LegacySession):
     """Sends one request and reads its answer to the end (the layer under the connection's writing side)."""
+
+    async def _fall_back(self, request_id: RequestId, method: object, response: httpx2.Response) -> bool:
+        """The connection's hook for the HTTP+SSE fallback: True when it took over the refused request."""
+        return False
 
     async def _exchange(
         self,
@@ -91,7 +107,7 @@ class _RequestReader(_LegacySession):
             location = response.headers.get("location")
             self._fail(request_id, f"HTTP {status}: redirect to {location!r} not followed", written=True)
         elif not 200 <= status < 300:
-            await self._read_error(request_id, response)
+            await self._read_error(request_id, response, method)
         else:
             content_type = _content_type(response)
             if content_type == _SSE:
@@ -135,12 +151,18 @@ class _RequestReader(_LegacySession):
             return
         await self._resume(request_id, method, state, broke)
 
-    async def _read_error(self, request_id: RequestId, response: httpx2.Response) -> None:
+    async def _read_error(self, request_id: RequestId, response: httpx2.Response, method: object = None) -> None:
         expired = self._expired_by(response)
         if expired is not None:
             self._handler.on_request_failed(request_id, expired)
             return
         body = await _read_body(response, _MAX_ERROR_BODY)
+        if (
+            response.status_code in _REFUSED_BY_OLD_SERVERS
+            and not _is_jsonrpc_error(body)  # a Streamable HTTP server that answered in JSON-RPC: no old server
+            and await self._fall_back(request_id, method, response)
+        ):
+            return
         outcome = outcome_of_error_status(response, body)
         if isinstance(outcome, MCPClientError):
             self._handler.on_request_failed(request_id, outcome)

@@ -4,6 +4,7 @@ Usage::
 
     python python_sdk_server.py                                  # stdio (default)
     python python_sdk_server.py --http --port 8765 [--json-response]   # Streamable HTTP at /mcp
+    python python_sdk_server.py --sse --port 8765                       # HTTP+SSE (2024-11-05) at /sse
 
 Tools: ``echo``, ``slow_progress`` (progress every ``interval`` s), ``silent`` (no progress) and
 ``greet_asking`` (elicits a name, then answers "<greeting> <name>").
@@ -96,9 +97,13 @@ async def greet_asking(name: Annotated[NameForm, Resolve(_ask_name)], greeting: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    parser.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (with --http)")
+    parser.add_argument("--sse", action="store_true", help="serve HTTP+SSE (GET /sse, POST /messages/) instead")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (with --http or --sse)")
     parser.add_argument("--json-response", action="store_true", help="answer POSTs with JSON, not SSE")
     args = parser.parse_args()
+    if args.sse:
+        uvicorn.run(mcp.sse_app(), host="127.0.0.1", port=args.port, log_level="warning")
+        return
     if not args.http:
         mcp.run()
         return

@@ -1,0 +1,74 @@
+"""Where an HTTP+SSE server wants its messages POSTed, and which URLs are known to speak HTTP+SSE.
+
+Pure: no I/O. The ``endpoint`` event's data is a URL relative to the SSE URL; it must stay on the SSE URL's
+origin (scheme, host and port), or a server (or whatever sits between) could make the client POST its messages,
+and the credentials on them, to another origin. :data:`KNOWN_SSE_ENDPOINTS` remembers, for this process, the
+Streamable HTTP URLs that turned out to be HTTP+SSE servers, so ``http(url)`` goes straight to the GET next time.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin, urlsplit
+
+from mcp_client.errors import TransportError
+
+__all__ = ["KNOWN_SSE_ENDPOINTS", "KnownSseEndpoints", "message_endpoint", "origin_of"]
+
+
+def origin_of(url: str) -> tuple[str, str, int | None]:
+    """The origin of ``url``: scheme, host (lower case) and port (the scheme's default when none is written)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def message_endpoint(sse_url: str, data: bytes) -> str:
+    """The absolute URL an ``endpoint`` event names, resolved against ``sse_url``; refused when it leaves the origin.
+
+    Raises:
+        TransportError: the data is not text, is empty, or names another origin (``written=False``).
+    """
+    try:
+        relative = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise TransportError(f"the endpoint event of {sse_url} is not UTF-8 text", written=False) from None
+    if not relative:
+        raise TransportError(f"the endpoint event of {sse_url} names no URL", written=False)
+    endpoint = urljoin(sse_url, relative)
+    if origin_of(endpoint) != origin_of(sse_url):
+        raise TransportError(
+            f"the server at {sse_url} named a message endpoint on another origin ({endpoint}); refused",
+            written=False,
+        )
+    return endpoint
+
+
+class KnownSseEndpoints:
+    """The URLs given to ``http()`` that answered as HTTP+SSE servers, for this process (bounded, oldest out)."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._urls: dict[str, None] = {}
+        self._limit = limit
+
+    def __contains__(self, url: object) -> bool:
+        return url in self._urls
+
+    def remember(self, url: str) -> None:
+        """``url`` speaks HTTP+SSE."""
+        if len(self._urls) >= self._limit and url not in self._urls:
+            self._urls.pop(next(iter(self._urls)))
+        self._urls[url] = None
+
+    def forget(self, url: str) -> None:
+        """``url`` no longer answers as an HTTP+SSE server."""
+        self._urls.pop(url, None)
+
+
+KNOWN_SSE_ENDPOINTS = KnownSseEndpoints()
+"""The process-wide memory ``http()`` consults before its first POST."""
