@@ -86,10 +86,20 @@ class SubscriptionFilter:
     resource_uris: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, *, tools: bool, prompts: bool, resources: bool, resource_uris: Iterable[str]) -> SubscriptionFilter:
-        """Check the arguments of ``listen()`` and build the filter (URIs deduplicated, order kept)."""
+    def of(
+        cls,
+        *,
+        tools: bool | None = None,
+        prompts: bool | None = None,
+        resources: bool | None = None,
+        resource_uris: Iterable[str] = (),
+    ) -> SubscriptionFilter:
+        """Check the arguments of ``listen()`` and build the filter (URIs deduplicated, order kept).
+
+        A list left out (``None``) is asked for only when nothing is named: no list given as ``True`` and no URI.
+        """
         for name, flag in (("tools", tools), ("prompts", prompts), ("resources", resources)):
-            if not isinstance(flag, bool):
+            if flag is not None and not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, not {type(flag).__name__}")
         if isinstance(resource_uris, str):
             raise TypeError("resource_uris must be a list of URIs, not one string")
@@ -97,7 +107,13 @@ class SubscriptionFilter:
         for uri in uris:
             if not isinstance(uri, str) or not uri:
                 raise TypeError(f"every resource URI must be a non-empty string, got {uri!r}")
-        return cls(tools=tools, prompts=prompts, resources=resources, resource_uris=uris)
+        unnamed = not (tools or prompts or resources or uris)  # then a list left out means yes
+        return cls(
+            tools=unnamed if tools is None else tools,
+            prompts=unnamed if prompts is None else prompts,
+            resources=unnamed if resources is None else resources,
+            resource_uris=uris,
+        )
 
     @property
     def empty(self) -> bool:

@@ -53,7 +53,7 @@ async def next_change(sub: Subscription) -> Change:
 async def exercise(client: Client, events: list[Event]) -> None:
     """The same script over either transport: changes, a teardown that heals, then the graceful end."""
     assert client.protocol_version == "2026-07-28"
-    async with client.listen(resource_uris=[CONFIG], policy=FAST) as sub:
+    async with client.listen(tools=True, prompts=True, resources=True, resource_uris=[CONFIG], policy=FAST) as sub:
         assert sub.acknowledged == SubscriptionFilter(tools=True, prompts=True, resources=True, resource_uris=(CONFIG,))
         first_id = sub.subscription_id
         await client.call_tool("add_tool", {"name": "fresh"})
