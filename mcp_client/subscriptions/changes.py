@@ -21,6 +21,7 @@ __all__ = [
     "change_from_notification",
     "change_key",
     "changes_for",
+    "covers",
     "notification_of",
 ]
 
@@ -154,7 +155,19 @@ class SubscriptionFilter:
             return self.prompts
         if isinstance(change, ResourcesListChanged):
             return self.resources
-        return change.uri in self.resource_uris
+        return any(covers(subscribed, change.uri) for subscribed in self.resource_uris)
+
+
+def covers(subscribed: str, uri: str) -> bool:
+    """Whether an update of ``uri`` is news for a subscription to ``subscribed``: the same URI or a sub-resource
+    of it (both eras let a server name "a sub-resource of the one that the client actually subscribed to"). A
+    sub-resource continues the subscribed URI after a ``/``, ``?`` or ``#`` (``file:///dir`` covers
+    ``file:///dir/a.txt``, never ``file:///dir2``)."""
+    if uri == subscribed:
+        return True
+    if not uri.startswith(subscribed):
+        return False
+    return subscribed.endswith(("/", "?", "#")) or uri[len(subscribed)] in "/?#"
 
 
 def change_from_notification(method: str, params: dict[str, Any]) -> Change | None:

@@ -349,3 +349,14 @@ async def test_naming_a_kind_listens_to_exactly_the_kinds_named_and_naming_none_
         {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True},
         {"toolsListChanged": True, "resourcesListChanged": True},
     ]
+
+
+async def test_an_update_of_a_sub_resource_of_a_subscribed_uri_is_delivered(
+    connect: Callable[..., Client], events: list[Event]
+) -> None:
+    """2025-11-25 reads the same filter (``SubscriptionFilter.allows``), covered in the unit tests."""
+    peer = modern_peer()
+    async with connect(peer) as client, client.listen(resource_uris=["memo://dir"]) as sub:
+        peer.listens.notify(UPDATED, {"uri": "memo://dir/a.txt"})
+        assert await next_change(sub) == ResourceUpdated("memo://dir/a.txt")
+    assert not [e for e in events if isinstance(e, ProtocolViolation)]
