@@ -100,6 +100,7 @@ class LegacySubscription:
     async def _heal(self, dead: Session, error: TransportError) -> None:
         """Move to the session of the process that replaces ``dead``'s, subscribe there, tell to refetch."""
         self._router.remove(self)
+        self._heal_scope = anyio.CancelScope()  # one per heal: a server may die again later
         with self._heal_scope:
             session = await self._runner.session_after(dead)
             if session is None or self._closing:

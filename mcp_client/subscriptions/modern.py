@@ -232,6 +232,9 @@ class ModernSubscription:
             delay = self._policy.backoff(streak)
             logger.info("subscription %s dropped (%s); listening again in %.2f s", listen.request_id, error, delay)
             self.session.emit(Relistened(listen.request_id, delay, streak, error))
+            dead = self.session
+            if dead.closed_error is not None:  # a supervised server's process died: listen on the next one
+                await self._runner.session_after(dead)
             await anyio.sleep(delay)
             relisten = True
             self.relistens += 1
