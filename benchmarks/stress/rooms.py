@@ -158,65 +158,81 @@ class _SignIn(httpx2.Auth):
         yield request
 
 
-async def cache_churn(clients: int, *, workers: int = 4, users: int = 5, seed: int = 4) -> Tally:
-    """``clients`` short-lived clients over one shared cache, ``workers`` at a time, half signed in by an
-    ``auth`` object of their own and half by the ``X-API-Key`` of one of ``users``; collected as they go, while
-    the cache is invalidated at random beside them."""
+async def cache_churn(clients: int, *, users: int = 5, seed: int = 4) -> Tally:
+    """``clients`` short-lived clients over one shared cache of ``private`` listings, in two lanes side by side:
+    one of clients signed in by an ``auth`` object of their own, one of clients signed in by the ``X-API-Key`` of
+    one of ``users``. Each client is collected before the next of its lane is made (so a new sign-in object may
+    get a collected one's address), while the cache is invalidated at random beside them. Right after each
+    client listed its tools, the server must have seen a listing asked with its credential: every ``auth``
+    object's, and each user's the first time (or after an invalidation) it is seen."""
     tally = Tally("cache_churn/http")
     rng = random.Random(seed)
     peer = ScriptedPeer(era="modern", ttl_ms=600_000, cache_scope="private")
     http_peer = HttpPeer(peer)
     shared = ResultCache(limit=64)
-    sign_ins: list[str] = []
-    keys: set[str] = set()
-    made = 0
+    remaining = clients
+    progressed = anyio.Event()  # set as each client ends
+
+    def asked_with(header: str, value: str) -> int:
+        return sum(1 for log in http_peer.stats.posts("tools/list") if log.headers.get(header) == value)
+
     before = snapshot()
     try:
-        with anyio.fail_after(HANG_AFTER * 4):
+        with anyio.fail_after(HANG_AFTER + clients):  # a second per client: far beyond what one needs
             async with http_peer.serving() as url:
 
-                async def worker() -> None:
-                    nonlocal made
-                    while made < clients:
-                        made += 1
-                        number = made
-                        if number % 2:
-                            credential = f"client-{number}"
-                            sign_ins.append(credential)
+                async def lane(kind: str) -> None:
+                    nonlocal remaining
+                    while remaining > 0:
+                        remaining -= 1
+                        number = clients - remaining
+                        epoch = tally.counts["invalidations"]
+                        if kind == "auth":
+                            header, credential = "x-signed-in-as", f"client-{number}"
                             transport = http(url, auth=_SignIn(credential))
+                            must_ask = True  # a new sign-in: nothing of its own can be kept
                         else:
-                            key = f"user-{rng.randrange(users)}"
-                            keys.add(key)
-                            transport = http(url, headers={"X-API-Key": key})
+                            header, credential = "x-api-key", f"user-{rng.randrange(users)}"
+                            transport = http(url, headers={"X-API-Key": credential})
+                            must_ask = credential not in stored_at or stored_at[credential] < epoch
+                        asked = asked_with(header, credential)
                         async with Client(transport, timeout=POLICY, cache=shared) as client:
                             await client.list_tools()
+                        if must_ask and asked_with(header, credential) == asked:
+                            tally.fail("leak", f"{credential} was served a private listing it never asked for")
+                        stored_at[credential] = tally.counts["invalidations"]
                         del client, transport
-                        if number % 3 == 0:
-                            gc.collect()  # addresses are recycled: a new sign-in may land where an old one was
+                        gc.collect()  # addresses are recycled: a new sign-in may land where an old one was
                         tally.counts["clients"] += 1
+                        progressed.set()
 
                 async def invalidations() -> None:
-                    while made < clients:
-                        await anyio.sleep(rng.uniform(0, 0.02))
-                        shared.invalidate("tools/list")
-                        tally.counts["invalidations"] += 1
+                    nonlocal progressed
+                    finished, next_at = 0, rng.randint(2, 6)
+                    while True:
+                        await progressed.wait()
+                        progressed = anyio.Event()
+                        finished += 1
+                        if finished >= next_at:  # every few clients, landing while others are in flight
+                            await anyio.sleep(rng.uniform(0, 0.05))
+                            shared.invalidate("tools/list")
+                            tally.counts["invalidations"] += 1
+                            finished, next_at = 0, rng.randint(2, 6)
 
+                stored_at: dict[str, int] = {}  # the invalidations counted when a user's listing was last kept
                 async with anyio.create_task_group() as tg:
-                    for _ in range(workers):
-                        tg.start_soon(worker)
                     tg.start_soon(invalidations)
+                    async with anyio.create_task_group() as lanes:
+                        lanes.start_soon(lane, "auth")
+                        lanes.start_soon(lane, "key")
+                    tg.cancel_scope.cancel()
     except MCPClientError as exc:
         tally.fail("crash", f"a client failed: {exc!r}")
     except TimeoutError:
         tally.fail("hang", "the churn did not finish in time")
     except Exception as exc:
         tally.fail("crash", repr(exc))
-    listings = http_peer.stats.posts("tools/list")
-    asked_by = {log.headers.get(name) for log in listings for name in ("x-signed-in-as", "x-api-key")}
-    for credential in [*sign_ins, *sorted(keys)]:
-        if credential not in asked_by:
-            tally.fail("leak", f"{credential} was served a private listing it never asked for")
-    tally.counts["listings_asked"] = len(listings)
+    tally.counts["listings_asked"] = len(http_peer.stats.posts("tools/list"))
     if len(shared) > 64:
         tally.fail("leak", f"the cache holds {len(shared)} entries, above its limit")
     await anyio.sleep(0.2)
