@@ -163,7 +163,7 @@ async def test_a_2025_subscription_follows_the_server_to_its_new_process_or_is_l
                     await sub.__anext__()
                 return
             with anyio.fail_after(30):
-                while sub.relistens < restart_number:  # noqa: ASYNC110 (the peer declares nothing: no change to wait on)
+                while sub.relistens < restart_number:  # the peer declares nothing: no change to wait on
                     await anyio.sleep(0.1)
             assert text_of(await client.call_tool("echo", {"text": "back"})) == "back"
             assert peer.stats.connections == restart_number + 1
