@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from mcp_client._version import __version__
 
 if TYPE_CHECKING:
+    from mcp_client.cache import CacheMode, ResultCache
+    from mcp_client.cache_store import CacheEntry, CacheKey, CacheStore, MemoryCacheStore
     from mcp_client.call import Call
     from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
     from mcp_client.config import ConfigError, GroupConfig, ServerSpec, load_config, parse_policy
@@ -110,6 +112,10 @@ if TYPE_CHECKING:
 __all__ = [
     "AllowedEnvironment",
     "Attempt",
+    "CacheEntry",
+    "CacheKey",
+    "CacheMode",
+    "CacheStore",
     "Call",
     "CancelMethod",
     "CancelSent",
@@ -137,6 +143,7 @@ __all__ = [
     "LogLevel",
     "MCPClientError",
     "MaxTimeout",
+    "MemoryCacheStore",
     "MemoryTransport",
     "MethodNotFound",
     "MissingClientCapability",
@@ -162,6 +169,7 @@ __all__ = [
     "ResourceUpdated",
     "ResourcesListChanged",
     "RestartPolicy",
+    "ResultCache",
     "RetryBudget",
     "RetryPolicy",
     "RetryScheduled",
@@ -217,6 +225,10 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "AllowedEnvironment": "mcp_client.config_env",
     "Attempt": "mcp_client.errors",
+    "CacheEntry": "mcp_client.cache_store",
+    "CacheKey": "mcp_client.cache_store",
+    "CacheMode": "mcp_client.cache",
+    "CacheStore": "mcp_client.cache_store",
     "Call": "mcp_client.call",
     "CancelMethod": "mcp_client.events",
     "CancelSent": "mcp_client.events",
@@ -244,6 +256,7 @@ _LAZY: dict[str, str] = {
     "LogLevel": "mcp_client.logs",
     "MCPClientError": "mcp_client.errors",
     "MaxTimeout": "mcp_client.errors",
+    "MemoryCacheStore": "mcp_client.cache_store",
     "MemoryTransport": "mcp_client.transports.memory",
     "MethodNotFound": "mcp_client.errors",
     "MissingClientCapability": "mcp_client.errors",
@@ -269,6 +282,7 @@ _LAZY: dict[str, str] = {
     "ResourceUpdated": "mcp_client.subscriptions",
     "ResourcesListChanged": "mcp_client.subscriptions",
     "RestartPolicy": "mcp_client.policy.restart",
+    "ResultCache": "mcp_client.cache",
     "RetryBudget": "mcp_client.policy.retry",
     "RetryPolicy": "mcp_client.policy.retry",
     "RetryScheduled": "mcp_client.events",

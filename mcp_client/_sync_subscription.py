@@ -46,6 +46,11 @@ class SyncSubscription:
         return self._subscription.acknowledged
 
     @property
+    def subscription_id(self) -> int | str | None:
+        """The id of the listen request now open (see :attr:`mcp_client.Subscription.subscription_id`)."""
+        return self._subscription.subscription_id
+
+    @property
     def relistens(self) -> int:
         """How many times the subscription was opened again after a drop."""
         return self._subscription.relistens

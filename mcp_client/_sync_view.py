@@ -19,6 +19,7 @@ from anyio.from_thread import BlockingPortal
 from mcp_client._portal import PortalRunner
 from mcp_client._sync_subscription import SyncSubscription
 from mcp_client.cache import ResultCache
+from mcp_client.cached_requests import CacheArg
 from mcp_client.call import Call
 from mcp_client.client import Client as AsyncClient
 from mcp_client.completion import CompletionRef
@@ -219,7 +220,7 @@ class ClientView:
             log_level=log_level,
         )
 
-    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
+    def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True) -> list[mcp_types.Tool]:
         """Every tool of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         return self._runner.run(self._async.list_tools, timeout=timeout, cache=cache)
 
@@ -279,20 +280,23 @@ class ClientView:
         )
         return SyncCall(runner, call)
 
-    def list_prompts(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Prompt]:
+    def list_prompts(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
+    ) -> list[mcp_types.Prompt]:
         """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         return self._runner.run(self._async.list_prompts, timeout=timeout, cache=cache)
 
     def listen(
         self,
         *,
-        tools: bool = True,
-        prompts: bool = True,
-        resources: bool = True,
+        tools: bool | None = None,
+        prompts: bool | None = None,
+        resources: bool | None = None,
         resource_uris: Iterable[str] = (),
         policy: ListenPolicy | None = None,
     ) -> SyncSubscription:
-        """A blocking handle on a subscription to the server's changes (see :class:`SyncSubscription`)."""
+        """A blocking handle on a subscription to the server's changes (see :class:`SyncSubscription`); the
+        arguments are those of :meth:`mcp_client.Client.listen` (naming a kind asks for exactly the kinds named)."""
         runner = self._runner
         subscription = runner.call_sync(
             lambda: self._async.listen(
@@ -308,19 +312,19 @@ class ClientView:
         return self._runner.run(self._async.get_prompt, name, arguments, timeout=timeout)
 
     def list_resources(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> list[mcp_types.Resource]:
         """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         return self._runner.run(self._async.list_resources, timeout=timeout, cache=cache)
 
     def read_resource(
-        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> mcp_types.ReadResourceResult:
         """Read a resource (from the cache while it is fresh, unless ``cache=False``)."""
         return self._runner.run(self._async.read_resource, uri, timeout=timeout, cache=cache)
 
     def list_resource_templates(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> list[mcp_types.ResourceTemplate]:
         """Every resource template, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         return self._runner.run(self._async.list_resource_templates, timeout=timeout, cache=cache)
@@ -344,7 +348,7 @@ class ClientView:
         """The values the server suggests for one argument (see :meth:`mcp_client.Client.complete`)."""
         return self._runner.run(self._async.complete, ref, argument_name, value, context, timeout=timeout)
 
-    def discover(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> mcp_types.DiscoverResult:
+    def discover(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True) -> mcp_types.DiscoverResult:
         """What the server says of itself (see :meth:`mcp_client.Client.discover`)."""
         return self._runner.run(self._async.discover, timeout=timeout, cache=cache)
 

@@ -10,13 +10,17 @@ Talks to the server only through the ``send`` function it is given (the client's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, get_args
 
-from mcp_client.cache import LIST_METHODS, ResultCache
+from mcp_client.cache import LIST_METHODS, CacheMode, ResultCache
 from mcp_client.errors import InvalidParams, ProtocolError
 
-__all__ = ["MAX_PAGES", "CachedRequests", "walk"]
+__all__ = ["MAX_PAGES", "CacheArg", "CachedRequests", "cache_mode", "walk"]
+
+CacheArg = bool | CacheMode
+"""What a cacheable call takes as ``cache=``: a :data:`~mcp_client.cache.CacheMode`, ``True`` (``"use"``) or
+``False`` (``"refresh"``)."""
 
 MAX_PAGES = 10_000
 """Pages one list may have before the walk is taken for a loop."""
@@ -25,12 +29,25 @@ Send = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 Fetch = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+def cache_mode(cache: CacheArg) -> CacheMode:
+    """The mode ``cache=`` names.
+
+    Raises:
+        ValueError: it names none.
+    """
+    if cache is True:
+        return "use"
+    if cache is False:
+        return "refresh"
+    if cache in get_args(CacheMode):
+        return cache
+    raise ValueError(f"cache must be True, False, 'use', 'refresh' or 'bypass', got {cache!r}")
+
+
 class CachedRequests:
     """One client's cacheable requests: its cache (or none), its server key and its authorization context."""
 
-    def __init__(
-        self, cache: ResultCache | None, server: Hashable, context: Hashable, now: Callable[[], float]
-    ) -> None:
+    def __init__(self, cache: ResultCache | None, server: str, context: str, now: Callable[[], float]) -> None:
         self.cache = cache
         self.server = server
         self.context = context
@@ -41,28 +58,39 @@ class CachedRequests:
         return target if isinstance(target, str) else None
 
     async def fetch(
-        self, method: str, params: dict[str, Any], send: Send, *, use_cache: bool
+        self, method: str, params: dict[str, Any], send: Send, *, mode: CacheMode, since: int | None = None
     ) -> tuple[dict[str, Any], bool]:
-        """The result of ``method`` and whether it came from the cache."""
-        cache = self.cache
+        """The result of ``method`` and whether it came from the cache.
+
+        The answer is kept only if no invalidation concerning it happened after ``since`` (default: now, before
+        it is sent), so an answer racing a list-changed notification is never kept.
+        """
+        cache = self.cache if mode != "bypass" else None
         target = self._target(method, params)
-        if cache is not None and use_cache:
+        if cache is None:
+            return await send(method, params), False
+        if mode == "use":
             kept = cache.get(self.server, self.context, method, target, now=self._now())
             if kept is not None:
                 return kept, True
+        generation = cache.generation if since is None else since
         result = await send(method, params)
-        if cache is not None:
-            cache.put(self.server, self.context, method, target, result, now=self._now())
+        cache.put(self.server, self.context, method, target, result, now=self._now(), since=generation)
         return result, False
 
-    async def pages(self, method: str, send: Send, *, use_cache: bool) -> AsyncIterator[dict[str, Any]]:
-        """Every page of ``method`` in order, following ``nextCursor`` to the end."""
+    async def pages(self, method: str, send: Send, *, mode: CacheMode) -> AsyncIterator[dict[str, Any]]:
+        """Every page of ``method`` in order, following ``nextCursor`` to the end.
+
+        No page is kept if the list was invalidated after the walk began (its pages may not fit together).
+        """
         served_from_cache = cursor_refused = restarted = False
+        since = self.cache.generation if self.cache is not None else None
 
         async def fetch(params: dict[str, Any]) -> dict[str, Any]:
             nonlocal served_from_cache, cursor_refused
+            page_mode: CacheMode = "refresh" if restarted and mode == "use" else mode
             try:
-                page, cached = await self.fetch(method, params, send, use_cache=use_cache and not restarted)
+                page, cached = await self.fetch(method, params, send, mode=page_mode, since=since)
             except InvalidParams:
                 cursor_refused = "cursor" in params
                 raise
@@ -76,6 +104,7 @@ class CachedRequests:
                 raise  # the first page has no cursor: not a cursor problem
             if self.cache is not None:
                 self.cache.drop_pages(method, server=self.server)
+                since = self.cache.generation  # the walk that starts over may keep its pages
             if not served_from_cache:
                 raise
             restarted = True  # a kept page pointed at a cursor the server no longer knows: start over, uncached

@@ -25,8 +25,9 @@ from mcp_client._results import idempotent_hint, tool_params, tool_result
 from mcp_client._server_view import ServerView
 from mcp_client._start_failure import close_and_raise
 from mcp_client._version import __version__
-from mcp_client.cache import ResultCache, authorization_context
-from mcp_client.cached_requests import CachedRequests
+from mcp_client.cache import ResultCache
+from mcp_client.cache_partition import authorization_context, new_token, server_key
+from mcp_client.cached_requests import CacheArg, CachedRequests
 from mcp_client.call import Call
 from mcp_client.calls import CallRunner
 from mcp_client.calls.slots import InFlightLimit, check_max_in_flight
@@ -94,6 +95,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
         extensions: Client extensions to declare in the capabilities: ``{"io.modelcontextprotocol/skills": {}}``.
         validate_output: Check ``structuredContent`` against the tool's ``outputSchema`` (StructuredOutputError).
         cache: Keep cacheable results while fresh (ttlMs): ``True``, ``False``, or a shared ``ResultCache``.
+        cache_partition: The host's name for this client's user: its ``private`` cache entries are shared with
+            every client of the same partition, and with no other (default: the sign-in, see docs/caching.md).
         tasks: Task-backed tool calls, a :class:`~mcp_client.TaskPolicy` (on by default; ``False``: none at all).
         max_in_flight: Most calls in flight to the server at once (``None``: no limit); the others wait in line,
             inside their maximum, before anything is sent (:mod:`mcp_client.calls.slots`).
@@ -124,6 +127,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
         extensions: ExtensionsArg | None = None,
         validate_output: bool = True,
         cache: ResultCache | bool = True,
+        cache_partition: str | None = None,
         tasks: bool | TaskPolicy = True,
         max_in_flight: int | None = None,
         pin_tools: bool = False,
@@ -157,8 +161,9 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._output = OutputValidator() if validate_output else None
         shared = cache if isinstance(cache, ResultCache) else (ResultCache() if cache else None)
-        server_key = transport.era_cache_key or ("client", id(self))
-        self._cached = CachedRequests(shared, server_key, authorization_context(transport, self), self._now)
+        token = new_token()  # this client's identity as a cache owner: never reused, unlike id(self)
+        context = authorization_context(transport, token, cache_partition)
+        self._cached = CachedRequests(shared, server_key(transport, token), context, self._now)
         if shared is not None:
             shared.add_listener(self._on_cache_invalidated)
         self._log_level: LogLevel | None = None
@@ -356,8 +361,10 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
 
     # -- tools --------------------------------------------------------------------------------------------------
 
-    async def list_tools(self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True) -> list[mcp_types.Tool]:
-        """Every tool, all pages (fresh ones from the cache unless ``cache=False``); the client's tool hints."""
+    async def list_tools(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
+    ) -> list[mcp_types.Tool]:
+        """Every tool, all pages (fresh ones from the cache unless ``cache`` says otherwise); the tool hints."""
         pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout, cache)
         tools = [tool for page in [p async for p in pages] for tool in page.tools]
         if self._sends_tool_headers:

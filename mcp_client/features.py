@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from mcp_client._results import parse_result
 from mcp_client.cache import ResultCache
-from mcp_client.cached_requests import CachedRequests
+from mcp_client.cached_requests import CacheArg, CachedRequests, cache_mode
 from mcp_client.completion import CompletionRef, completion_params
 from mcp_client.extensions.skills import Skills
 from mcp_client.logs import LogLevel, check_level, with_log_level
@@ -101,7 +101,7 @@ class ServerFeatures:
             )
         return identity
 
-    def _on_cache_invalidated(self, server: object, method: str | None, uri: str | None) -> None:
+    def _on_cache_invalidated(self, server: str | None, method: str | None, uri: str | None) -> None:
         if server in (None, self._cached.server) and method in (None, "tools/list"):
             self._forget_tool_hints()
 
@@ -115,7 +115,7 @@ class ServerFeatures:
     # -- prompts and resources ----------------------------------------------------------------------------------
 
     async def list_prompts(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> list[mcp_types.Prompt]:
         """Every prompt of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         pages = self._paginate("prompts/list", mcp_types.ListPromptsResult, timeout, cache)
@@ -136,21 +136,21 @@ class ServerFeatures:
         return parse_result("prompts/get", result, mcp_types.GetPromptResult)
 
     async def list_resources(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> list[mcp_types.Resource]:
         """Every resource of the server, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         pages = self._paginate("resources/list", mcp_types.ListResourcesResult, timeout, cache)
         return [resource for page in [p async for p in pages] for resource in page.resources]
 
     async def read_resource(
-        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, uri: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> mcp_types.ReadResourceResult:
         """Read a resource (from the cache while the server's ``ttlMs`` says it is fresh, unless ``cache=False``)."""
         result = await self._fetch_cacheable("resources/read", {"uri": uri}, timeout, cache)
         return parse_result("resources/read", result, mcp_types.ReadResourceResult)
 
     async def list_resource_templates(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> list[mcp_types.ResourceTemplate]:
         """Every resource template, all pages fetched (fresh pages from the cache unless ``cache=False``)."""
         pages = self._paginate("resources/templates/list", mcp_types.ListResourceTemplatesResult, timeout, cache)
@@ -180,7 +180,7 @@ class ServerFeatures:
         return parse_result("completion/complete", result, mcp_types.CompleteResult).completion
 
     async def discover(
-        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: bool = True
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
     ) -> mcp_types.DiscoverResult:
         """What the server says of itself (``server/discover``, 2026-07-28), from the cache while it is fresh."""
         result = await self._fetch_cacheable("server/discover", {}, timeout, cache)
@@ -206,12 +206,15 @@ class ServerFeatures:
         return await self.request(method, params, timeout=timeout, idempotent=True)
 
     async def _paginate(
-        self, method: str, model: type[ModelT], timeout: TimeoutArg, cache: bool
+        self, method: str, model: type[ModelT], timeout: TimeoutArg, cache: CacheArg
     ) -> AsyncIterator[ModelT]:
-        raw = self._cached.pages(method, lambda m, p: self._send_idempotent(m, p, timeout), use_cache=cache)
+        send = lambda m, p: self._send_idempotent(m, p, timeout)  # noqa: E731
+        raw = self._cached.pages(method, send, mode=cache_mode(cache))
         async for page in raw:
             yield parse_result(method, page, model)
 
-    async def _fetch_cacheable(self, method: str, params: JSONObject, timeout: TimeoutArg, cache: bool) -> JSONObject:
+    async def _fetch_cacheable(
+        self, method: str, params: JSONObject, timeout: TimeoutArg, cache: CacheArg
+    ) -> JSONObject:
         send = lambda m, p: self._send_idempotent(m, p, timeout)  # noqa: E731
-        return (await self._cached.fetch(method, params, send, use_cache=cache))[0]
+        return (await self._cached.fetch(method, params, send, mode=cache_mode(cache)))[0]

@@ -250,6 +250,16 @@ class Supervisor:
                     raise
                 self.current.session.emit(RetryScheduled(_last_request(exc), tries + 1, 0.0, exc))
 
+    async def session_after(self, session: Session) -> Session | None:
+        """Wait until a process other than ``session``'s serves and return its session; None once none will."""
+        while True:
+            current = self.current.session
+            if current is not session:
+                return current
+            if not self.restarting:
+                return None
+            await self._next_generation.wait()
+
     async def _next_process(self, generation: int, hard_deadline: float) -> bool:
         """Wait until a process newer than ``generation`` serves (True), or it will not before the deadline."""
         with anyio.move_on_at(hard_deadline):
@@ -283,6 +293,10 @@ class HealingRunner(CallRunner):
     def heals(self) -> bool:
         """True while the supervisor will start the server again after it dies."""
         return self._supervisor.restarting
+
+    async def session_after(self, session: Session) -> Session | None:
+        """The session of the process that replaces ``session``'s, once it serves; None if none will."""
+        return await self._supervisor.session_after(session)
 
     async def run(self, method: str, params: JSONObject, **options: Any) -> JSONObject:
         return await self._supervisor.call(method, params, options)

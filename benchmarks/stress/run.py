@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from benchmarks.stress.rooms import cache_churn, subscriptions_cut, supervised_listen
 from benchmarks.stress.scenarios import Tally, TransportName, cancel_race, hostile, soak
 
 __all__ = ["main"]
@@ -35,6 +36,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--backend", choices=BACKENDS, help="run one backend in this process")
     parser.add_argument("--transport", choices=TRANSPORTS, action="append", help="only these (repeatable)")
     parser.add_argument("--soak-transport", choices=TRANSPORTS, action="append", help="soak only these")
+    parser.add_argument(
+        "--no-rooms", dest="rooms", action="store_false", help="skip subscriptions, the cache and the supervisor"
+    )
+    parser.add_argument("--rooms-only", action="store_true", help="only subscriptions, the cache and the supervisor")
     parser.add_argument("--trace-memory", action="store_true", help="run tracemalloc (slower) for the soak figures")
     parser.add_argument("--json", type=Path, help="write the report here as JSON")
     return parser.parse_args(argv)
@@ -47,9 +52,23 @@ async def _one_backend(options: argparse.Namespace) -> list[Tally]:
     race_rounds = options.race_rounds if options.race_rounds is not None else (200 if short else 5000)
     transports: list[TransportName] = options.transport or list(TRANSPORTS)
     soaked: list[TransportName] = options.soak_transport or (["stdio"] if short else transports)
-    tallies = [await hostile(transport, hostile_rounds) for transport in transports]
-    tallies += [await cancel_race(transport, race_rounds) for transport in transports]
-    tallies += [await soak(transport, soak_seconds) for transport in transports if transport in soaked]
+    tallies: list[Tally] = []
+    if not options.rooms_only:
+        tallies += [await hostile(transport, hostile_rounds) for transport in transports]
+        tallies += [await cancel_race(transport, race_rounds) for transport in transports]
+        tallies += [await soak(transport, soak_seconds) for transport in transports if transport in soaked]
+    if options.rooms:
+        tallies += await _rooms(short, transports)
+    return tallies
+
+
+async def _rooms(short: bool, transports: list[TransportName]) -> list[Tally]:
+    """The rooms beside the call path: subscriptions with cut streams, the cache under identity churn, a
+    supervised server killed during a listen."""
+    subscriptions, cuts = (8, 3) if short else (64, 20)
+    tallies = [await subscriptions_cut(t, subscriptions, cuts) for t in transports if t in ("memory", "http")]
+    tallies.append(await cache_churn(40 if short else 200))
+    tallies += [await supervised_listen(era, 2 if short else 10) for era in ("modern", "legacy")]
     return tallies
 
 

@@ -67,6 +67,10 @@ class CallRunner:
         """Whether a connection that died is replaced (a supervised stdio server's restart): False here."""
         return False
 
+    async def session_after(self, session: Session) -> Session | None:
+        """The session that replaces ``session`` once it serves, or None when none will (here: never)."""
+        return None
+
     async def run(
         self,
         method: str,

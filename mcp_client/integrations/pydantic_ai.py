@@ -10,9 +10,12 @@ async with Client(stdio("python", ["server.py"])) as client:
 ```
 
 mcp_client's policy governs each call (idle timeout, maximum, retries, cancellation): the toolset sets no
-timeout of the framework's own. A failed call, or a result flagged ``isError``, goes back to the model as a retry
-prompt (``ModelRetry``) whose text is the error's ``for_model``: what happened, whether the server was told to
-stop, whether the tool may have run. With ``defer_slow=True``, a call still running at its policy's
+timeout of the framework's own. A failed call, or a result flagged ``isError``, goes back to the model as the
+tool's result, whose text is the error's ``for_model``: what happened, whether the server was told to stop,
+whether the tool may have run (as the langchain and openai-agents adapters do). Only what the model can fix, the
+arguments the server refused (``InvalidParams``), is a retry prompt (``ModelRetry``): a timeout or a dropped
+connection is no mistake of the model's, and counting it against the tool's retries would end the run with
+``UnexpectedModelBehavior`` after a few of them. With ``defer_slow=True``, a call still running at its policy's
 ``notify_after`` is detached and deferred (``CallDeferred``): the run ends with ``DeferredToolRequests``, the call
 goes on in the background, and :meth:`MCPToolset.deferred_results` collects the results for the next run.
 
@@ -41,7 +44,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from mcp_client.call import Call
 from mcp_client.client import Client
-from mcp_client.errors import MCPClientError
+from mcp_client.errors import InvalidParams, MCPClientError
 from mcp_client.group import ClientGroup
 from mcp_client.integrations._tools import ToolEntry, ToolSource, error_text, result_text, tool_error
 
@@ -115,19 +118,21 @@ class MCPToolset(AbstractToolset[Any]):
     ) -> Any:
         """Call the tool under mcp_client's policy.
 
+        A failed call or a tool error is returned as the outcome for the model (its ``for_model`` text).
+
         Raises:
-            ModelRetry: The call failed or the tool reported an error; the text is the outcome for the model.
+            ModelRetry: The server refused the arguments (``InvalidParams``): the model may fix them.
             CallDeferred: ``defer_slow`` is set and the call was still running at its ``notify_after``.
         """
         entry = await self._source.entry(name)
         notify_after = self._source.policy(entry).notify_after
-        if self.defer_slow and notify_after is not None and ctx.tool_call_id is not None:
-            result = await self._call_or_defer(entry, tool_args, notify_after, ctx.tool_call_id)
-        else:
-            try:
+        try:
+            if self.defer_slow and notify_after is not None and ctx.tool_call_id is not None:
+                result = await self._call_or_defer(entry, tool_args, notify_after, ctx.tool_call_id)
+            else:
                 result = await self._source.call(entry, tool_args)
-            except MCPClientError as exc:
-                raise ModelRetry(error_text(exc)) from exc
+        except MCPClientError as exc:
+            return _failure(exc)
         return _for_agent(entry, result)
 
     async def _call_or_defer(
@@ -143,7 +148,7 @@ class MCPToolset(AbstractToolset[Any]):
                 return await call.result()
             except MCPClientError as exc:
                 exc.about_tool(entry.tool.name, entry.tool.annotations)
-                raise ModelRetry(error_text(exc)) from exc
+                raise
 
     @property
     def pending(self) -> list[str]:
@@ -163,9 +168,10 @@ class MCPToolset(AbstractToolset[Any]):
                 results.calls[part.tool_call_id] = _for_agent(entry, await call.result())
             except MCPClientError as exc:
                 exc.about_tool(entry.tool.name, entry.tool.annotations)
-                results.calls[part.tool_call_id] = ModelRetry(error_text(exc))
-            except ModelRetry as retry:
-                results.calls[part.tool_call_id] = retry
+                try:
+                    results.calls[part.tool_call_id] = _failure(exc)
+                except ModelRetry as retry:
+                    results.calls[part.tool_call_id] = retry
         return results
 
     def cancel_deferred(self, reason: str = "the host gave up on the deferred call") -> None:
@@ -175,10 +181,19 @@ class MCPToolset(AbstractToolset[Any]):
         self._deferred.clear()
 
 
+def _failure(error: MCPClientError) -> str:
+    """A failed call as the model reads it: the outcome as the tool's result, or a retry prompt when the model's
+    arguments were refused."""
+    if isinstance(error, InvalidParams):
+        raise ModelRetry(error_text(error)) from error
+    return error_text(error)
+
+
 def _for_agent(entry: ToolEntry, result: mcp_types.CallToolResult) -> Any:
-    """A result as the agent returns it to the model: structured content, text, images; ``isError`` as a retry."""
+    """A result as the agent returns it to the model: structured content, text, images; ``isError`` as the tool's
+    error text (the tool ran: the model reads what it said, as it would a result)."""
     if result.is_error:
-        raise ModelRetry(tool_error(entry, result).for_model)
+        return tool_error(entry, result).for_model
     if result.structured_content is not None and all(
         isinstance(block, mcp_types.TextContent) for block in result.content
     ):

@@ -21,6 +21,7 @@ __all__ = [
     "change_from_notification",
     "change_key",
     "changes_for",
+    "covers",
     "notification_of",
 ]
 
@@ -86,10 +87,20 @@ class SubscriptionFilter:
     resource_uris: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, *, tools: bool, prompts: bool, resources: bool, resource_uris: Iterable[str]) -> SubscriptionFilter:
-        """Check the arguments of ``listen()`` and build the filter (URIs deduplicated, order kept)."""
+    def of(
+        cls,
+        *,
+        tools: bool | None = None,
+        prompts: bool | None = None,
+        resources: bool | None = None,
+        resource_uris: Iterable[str] = (),
+    ) -> SubscriptionFilter:
+        """Check the arguments of ``listen()`` and build the filter (URIs deduplicated, order kept).
+
+        A list left out (``None``) is asked for only when nothing is named: no list given as ``True`` and no URI.
+        """
         for name, flag in (("tools", tools), ("prompts", prompts), ("resources", resources)):
-            if not isinstance(flag, bool):
+            if flag is not None and not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, not {type(flag).__name__}")
         if isinstance(resource_uris, str):
             raise TypeError("resource_uris must be a list of URIs, not one string")
@@ -97,7 +108,13 @@ class SubscriptionFilter:
         for uri in uris:
             if not isinstance(uri, str) or not uri:
                 raise TypeError(f"every resource URI must be a non-empty string, got {uri!r}")
-        return cls(tools=tools, prompts=prompts, resources=resources, resource_uris=uris)
+        unnamed = not (tools or prompts or resources or uris)  # then a list left out means yes
+        return cls(
+            tools=unnamed if tools is None else tools,
+            prompts=unnamed if prompts is None else prompts,
+            resources=unnamed if resources is None else resources,
+            resource_uris=uris,
+        )
 
     @property
     def empty(self) -> bool:
@@ -138,7 +155,19 @@ class SubscriptionFilter:
             return self.prompts
         if isinstance(change, ResourcesListChanged):
             return self.resources
-        return change.uri in self.resource_uris
+        return any(covers(subscribed, change.uri) for subscribed in self.resource_uris)
+
+
+def covers(subscribed: str, uri: str) -> bool:
+    """Whether an update of ``uri`` is news for a subscription to ``subscribed``: the same URI or a sub-resource
+    of it (both eras let a server name "a sub-resource of the one that the client actually subscribed to"). A
+    sub-resource continues the subscribed URI after a ``/``, ``?`` or ``#`` (``file:///dir`` covers
+    ``file:///dir/a.txt``, never ``file:///dir2``)."""
+    if uri == subscribed:
+        return True
+    if not uri.startswith(subscribed):
+        return False
+    return subscribed.endswith(("/", "?", "#")) or uri[len(subscribed)] in "/?#"
 
 
 def change_from_notification(method: str, params: dict[str, Any]) -> Change | None:

@@ -8,12 +8,18 @@ was asked for is delivered even when the server declared no capability for it (a
 is still news). A URI held by several subscriptions of one session is subscribed once and unsubscribed when the
 last of them closes.
 
+Under a supervised stdio server a subscription heals as a 2026-07-28 one does: when the process dies it moves to
+the session of the next one, ``resources/subscribe``s its URIs there again and tells the consumer to refetch
+(one ``after_relisten`` change per kind acknowledged), since what happened in between is not replayed.
+
 Touches the session's request API and the router.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -22,11 +28,14 @@ import mcp_types
 from mcp_client.calls import CallRunner
 from mcp_client.errors import MCPClientError, ServerError, TransportError
 from mcp_client.policy import TimeoutPolicy
-from mcp_client.subscriptions.changes import SubscriptionFilter, change_from_notification
+from mcp_client.subscriptions.changes import SubscriptionFilter, change_from_notification, changes_for
 from mcp_client.subscriptions.errors import SubscriptionLost
 from mcp_client.subscriptions.pending import PendingChanges
 from mcp_client.subscriptions.router import router_for
 from mcp_client.transports.base import JSONObject
+
+if TYPE_CHECKING:
+    from mcp_client.session import Session
 
 __all__ = ["LegacySubscription"]
 
@@ -38,7 +47,6 @@ class LegacySubscription:
 
     unnamed = True
     request_id = None
-    relistens = 0
 
     def __init__(
         self,
@@ -62,6 +70,10 @@ class LegacySubscription:
         self._subscribed: list[str] = []
         self._task_group = task_group
         self._watch_scope = anyio.CancelScope()
+        self._heal_scope = anyio.CancelScope()
+        self._closing = False
+        self.relistens = 0
+        """How many times the subscription moved to a restarted server's new process."""
 
     # -- the router's side ---------------------------------------------------------------------------------------
 
@@ -77,7 +89,40 @@ class LegacySubscription:
         """Not at 2025-11-25: a server's ``notifications/cancelled`` withdraws one of its own requests."""
 
     def on_closed(self, error: TransportError) -> None:
+        if self._runner.heals and not self._closing:
+            try:
+                self._task_group.start_soon(self._heal, self.session, error, name="subscription heal")
+                return
+            except RuntimeError:  # the client's task group is closing: nothing will serve again
+                pass
         self.pending.finish(SubscriptionLost(f"the connection is gone: {error.message}"))
+
+    async def _heal(self, dead: Session, error: TransportError) -> None:
+        """Move to the session of the process that replaces ``dead``'s, subscribe there, tell to refetch."""
+        self._router.remove(self)
+        self._heal_scope = anyio.CancelScope()  # one per heal: a server may die again later
+        with self._heal_scope:
+            session = await self._runner.session_after(dead)
+            if session is None or self._closing:
+                self.pending.finish(SubscriptionLost(f"the connection is gone: {error.message}"))
+                return
+            self.session = session
+            self._router = router_for(session)
+            self._router.add(self)  # before any await: nothing the new process says is missed
+            self._subscribed = []  # the dead process's subscriptions died with it
+            try:
+                uris = await self._subscribe(self.asked.resource_uris)
+            except MCPClientError as exc:
+                lost = SubscriptionLost(f"subscribing again after the server's restart failed: {exc}")
+                lost.__cause__ = exc
+                self.pending.finish(lost)
+                return
+            acknowledged = replace(self.acknowledged or SubscriptionFilter(), resource_uris=uris)
+            self.acknowledged = acknowledged
+            self.relistens += 1
+            logger.info("the subscription moved to the restarted server's new session")
+            for change in changes_for(acknowledged):  # nothing is replayed: everything may have changed
+                self.pending.put(change)
 
     # -- the consumer's side -------------------------------------------------------------------------------------
 
@@ -110,7 +155,9 @@ class LegacySubscription:
 
     async def close(self) -> None:
         """Stop taking notifications; unsubscribe the URIs no other subscription holds (bounded, errors ignored)."""
+        self._closing = True
         self._watch_scope.cancel()
+        self._heal_scope.cancel()
         self._router.remove(self)
         counts = self._router.uri_counts
         released: list[str] = []

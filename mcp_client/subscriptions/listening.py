@@ -48,9 +48,9 @@ class Listening:
     def listen(
         self,
         *,
-        tools: bool = True,
-        prompts: bool = True,
-        resources: bool = True,
+        tools: bool | None = None,
+        prompts: bool | None = None,
+        resources: bool | None = None,
         resource_uris: Iterable[str] = (),
         policy: ListenPolicy | None = None,
     ) -> Subscription:
@@ -69,11 +69,16 @@ class Listening:
         notifications, and ``resource_uris`` are ``resources/subscribe``d. The iteration ends when the server
         completes the subscription, and raises :class:`~mcp_client.SubscriptionLost` if it is lost for good.
 
+        Naming a kind (``True``, or resource URIs) asks for exactly the kinds named: the example above listens to
+        the tool list and one resource, not to the prompt or resource lists. Naming none asks for all three lists
+        (less any passed as ``False``).
+
         Args:
             tools: Tell when the tool list changes.
             prompts: Tell when the prompt list changes.
             resources: Tell when the resource list changes.
-            resource_uris: Tell when one of these resources changes.
+            resource_uris: Tell when one of these resources changes (the server may also tell of resources under
+                one of them, a sub-resource URI).
             policy: How the subscription opens and heals (default: :data:`~mcp_client.DEFAULT_LISTEN_POLICY`).
 
         Raises:

@@ -10,8 +10,9 @@ How a listen ends decides what follows:
 * the server's completion result: the subscription ends gracefully, no re-listen;
 * the server's ``notifications/cancelled`` for the listen id (its teardown), a broken stream, a server error:
   a drop. The caches the subscription's changes would invalidate are invalidated at once, and after a jittered,
-  capped backoff a new listen goes out with a new id; once it is acknowledged, one change per kind it carries
-  (``after_relisten=True``) tells the consumer to refetch, since nothing is replayed;
+  capped backoff a new listen goes out with a new id; once it is acknowledged they are invalidated again (an
+  answer kept during the gap may be stale too) and one change per kind it carries (``after_relisten=True``)
+  tells the consumer to refetch, since nothing is replayed;
 * the client's own end (leaving ``async with``): the request is cancelled the transport's way (HTTP: the stream
   is closed; stdio: ``notifications/cancelled``).
 
@@ -185,6 +186,7 @@ class ModernSubscription:
         self.request_id = listen.request_id
         if listen.relisten:
             for change in changes_for(listen.honoured):  # nothing is replayed: everything may have changed
+                self._invalidated(change)  # also what was kept during the gap, when no change could reach us
                 self.pending.put(change)
         self._first.set()
 
@@ -230,6 +232,9 @@ class ModernSubscription:
             delay = self._policy.backoff(streak)
             logger.info("subscription %s dropped (%s); listening again in %.2f s", listen.request_id, error, delay)
             self.session.emit(Relistened(listen.request_id, delay, streak, error))
+            dead = self.session
+            if dead.closed_error is not None:  # a supervised server's process died: listen on the next one
+                await self._runner.session_after(dead)
             await anyio.sleep(delay)
             relisten = True
             self.relistens += 1

@@ -56,7 +56,7 @@ class SubscriptionRouter:
 
     def __init__(self, session: Session) -> None:
         self._routes: list[Route] = []
-        self._remove = session.add_listener(self)
+        session.add_listener(self)  # the session holds its router; the router holds no session
         self.uri_counts: dict[str, int] = {}
         """2025-11-25: how many open subscriptions hold each ``resources/subscribe``d URI."""
 
@@ -102,12 +102,16 @@ class SubscriptionRouter:
         return None
 
 
-_ROUTERS: weakref.WeakKeyDictionary[Session, SubscriptionRouter] = weakref.WeakKeyDictionary()
+_ROUTERS: weakref.WeakKeyDictionary[Session, weakref.ref[SubscriptionRouter]] = weakref.WeakKeyDictionary()
+"""Each session's router, held weakly both ways: the session's listener list is what keeps a router alive, and a
+value that held its session would keep the key alive forever."""
 
 
 def router_for(session: Session) -> SubscriptionRouter:
     """The session's router, made (and hooked into the session) the first time it is needed."""
-    router = _ROUTERS.get(session)
+    held = _ROUTERS.get(session)
+    router = held() if held is not None else None
     if router is None:
-        router = _ROUTERS[session] = SubscriptionRouter(session)
+        router = SubscriptionRouter(session)
+        _ROUTERS[session] = weakref.ref(router)
     return router

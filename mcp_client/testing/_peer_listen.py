@@ -81,7 +81,9 @@ class PeerListen:
         if kind is not None:
             return honoured.get(kind) is True
         if method == "notifications/resources/updated":
-            return params.get("uri") in (honoured.get("resourceSubscriptions") or ())
+            uri = params.get("uri")
+            subscribed = honoured.get("resourceSubscriptions") or ()
+            return isinstance(uri, str) and any(uri == s or uri.startswith(s.rstrip("/") + "/") for s in subscribed)
         return True  # anything else is the test's business
 
 

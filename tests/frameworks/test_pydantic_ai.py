@@ -93,23 +93,27 @@ async def test_a_group_names_tools_by_server(demo_transport: StdioTransport) -> 
     assert {tool.metadata["mcp_tool"] for tool in model.tools} >= {"demo/echo", "demo/reindex"}
 
 
-async def test_a_timeout_goes_back_to_the_model_as_a_retry_prompt_with_the_outcome() -> None:
-    model = ScriptedModel(call("silent", {}), answer_with_last_return)
+async def test_timeouts_go_back_to_the_model_as_the_tools_result_and_do_not_end_the_run() -> None:
+    """Two timeouts of one tool: each is an outcome the model reads, not a retry that counts against the tool
+    (the agent's one retry would have ended the run with ``UnexpectedModelBehavior``)."""
+    model = ScriptedModel(call("silent", {}, "call-1"), call("silent", {}, "call-2"), answer_with_last_return)
     # silent never answers: only the idle timeout ends it, whatever the clock's speed
     client = Client(memory(ScriptedPeer(era="modern").serve), timeout=TimeoutPolicy(idle=0.05, maximum=5))
     async with client:
-        agent = Agent(model.model, toolsets=[MCPToolset(client)])
+        agent = Agent(model.model, toolsets=[MCPToolset(client)], retries=1)
         result = await agent.run("call silent")
 
-    [retry] = model.retries
-    assert retry.tool_name == "silent"
-    assert str(retry.content).startswith("The tool 'silent' timed out")
-    assert "The client told the server to stop it." in str(retry.content)
-    assert "it is read-only, so calling it again is safe" in str(retry.content)
-    assert result.output == retry.content
+    assert model.retries == []
+    assert [part.tool_call_id for part in model.returns] == ["call-1", "call-2"]
+    for returned in model.returns:
+        assert returned.tool_name == "silent"
+        assert str(returned.content).startswith("The tool 'silent' timed out")
+        assert "The client told the server to stop it." in str(returned.content)
+        assert "it is read-only, so calling it again is safe" in str(returned.content)
+    assert result.output == model.returns[-1].content
 
 
-async def test_a_tool_error_is_a_retry_prompt_and_the_model_may_try_again() -> None:
+async def test_a_tool_error_is_the_tools_result_and_the_model_may_try_again() -> None:
     model = ScriptedModel(
         call("tool_error", {}, "call-1"), call("echo", {"text": "second try"}, "call-2"), answer_with_last_return
     )
@@ -117,9 +121,22 @@ async def test_a_tool_error_is_a_retry_prompt_and_the_model_may_try_again() -> N
         agent = Agent(model.model, toolsets=[MCPToolset(client)])
         result = await agent.run("try")
 
-    [retry] = model.retries
-    assert str(retry.content).startswith("The tool 'tool_error' ran and reported an error")
+    assert model.retries == []
+    assert str(model.returns[0].content).startswith("The tool 'tool_error' ran and reported an error")
     assert result.output == "second try"
+
+
+async def test_arguments_the_server_refuses_are_a_retry_prompt_the_model_can_act_on() -> None:
+    model = ScriptedModel(
+        call("echo", {"text": 5}, "call-1"), call("echo", {"text": "five"}, "call-2"), answer_with_last_return
+    )
+    async with Client(memory(ScriptedPeer(era="modern").serve)) as client:
+        agent = Agent(model.model, toolsets=[MCPToolset(client)])
+        result = await agent.run("echo five")
+
+    [retry] = model.retries
+    assert "must be a string" in str(retry.content)
+    assert result.output == "five"
 
 
 async def test_a_slow_call_is_deferred_and_its_result_reaches_the_next_run() -> None:

@@ -11,6 +11,8 @@ prove the demultiplexing by subscription id.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 
 import anyio
@@ -34,7 +36,9 @@ from mcp_client import (
     SubscriptionFilter,
     SubscriptionLost,
     ToolsListChanged,
+    memory,
 )
+from mcp_client.subscriptions.router import router_for
 from mcp_client.testing.peer import ListenScript, ScriptedPeer
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +60,11 @@ async def test_changes_arrive_after_the_acknowledgement_and_the_completion_ends_
     connect: Callable[..., Client],
 ) -> None:
     peer = modern_peer()
-    async with connect(peer) as client, client.listen(resource_uris=["memo://hello"]) as sub:
+    uris = ["memo://hello"]
+    async with (
+        connect(peer) as client,
+        client.listen(tools=True, prompts=True, resources=True, resource_uris=uris) as sub,
+    ):
         assert sub.acknowledged == SubscriptionFilter(
             tools=True, prompts=True, resources=True, resource_uris=("memo://hello",)
         )
@@ -117,7 +125,7 @@ async def test_a_partial_acknowledgement_is_visible_and_filters_what_is_delivere
 ) -> None:
     peer = modern_peer(acknowledge="partial")
     asked = ["memo://hello", "memo://other"]
-    async with connect(peer) as client, client.listen(resource_uris=asked) as sub:
+    async with connect(peer) as client, client.listen(tools=True, resource_uris=asked) as sub:
         assert sub.asked.resource_uris == tuple(asked)
         assert sub.acknowledged == SubscriptionFilter(tools=True, resource_uris=("memo://hello",))
         # A server that sends what it did not agree to: dropped and reported, never delivered.
@@ -288,3 +296,67 @@ async def test_a_change_and_a_drop_both_drop_the_cached_tool_list(connect: Calla
         assert await next_change(sub) == ToolsListChanged(after_relisten=True)
         await client.list_tools()
         assert _tool_lists(peer) == 3  # so did the drop: what changed meanwhile is unknown
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_session_that_listened_is_collected_once_its_client_is_gone(era: str) -> None:
+    peer = ScriptedPeer(era=era, listen=ListenScript())  # type: ignore[arg-type]
+    # no event hook: events a host keeps may hold frames
+    async with Client(memory(peer.serve)) as client, client.listen(tools=True) as sub:
+        session = weakref.ref(client._calls_runner.session)
+        router = weakref.ref(router_for(client._calls_runner.session))
+    del client, sub
+    gc.collect()
+    assert session() is None
+    assert router() is None
+
+
+@pytest.mark.fake_clock
+async def test_answers_kept_while_the_subscription_was_down_are_dropped_when_it_is_acknowledged_again(
+    connect: Callable[..., Client],
+) -> None:
+    peer = ScriptedPeer(era="modern", ttl_ms=600_000, listen=ListenScript())
+    policy = ListenPolicy(open_timeout=5, initial_backoff=1, max_backoff=1)
+    async with connect(peer) as client, client.listen(tools=True, policy=policy) as sub:
+        peer.listens.script = ListenScript(acknowledge="never")
+        peer.listens.tear_down()
+        while len(peer.listens.received) < 2:  # the re-listen is out, not acknowledged: the gap
+            await anyio.sleep(0.01)
+        await client.list_tools()  # answered by the server while no change could reach us, and kept
+        asked = sum(1 for message in peer.stats.received if message.get("method") == "tools/list")
+        peer.listens.script = ListenScript()
+        assert await next_change(sub, within=30) == ToolsListChanged(after_relisten=True)
+        await client.list_tools()  # the refetch the change asks for reaches the server
+        assert sum(1 for message in peer.stats.received if message.get("method") == "tools/list") == 2 * asked
+
+
+async def test_naming_a_kind_listens_to_exactly_the_kinds_named_and_naming_none_to_every_list(
+    connect: Callable[..., Client],
+) -> None:
+    peer = modern_peer()
+    async with connect(peer) as client:
+        async with client.listen(resource_uris=["memo://hello"]) as sub:
+            assert sub.asked == SubscriptionFilter(resource_uris=("memo://hello",))
+        async with client.listen(tools=True) as sub:
+            assert sub.asked == SubscriptionFilter(tools=True)
+        async with client.listen() as sub:
+            assert sub.asked == SubscriptionFilter(tools=True, prompts=True, resources=True)
+        async with client.listen(prompts=False) as sub:  # nothing named: every list but the one turned off
+            assert sub.asked == SubscriptionFilter(tools=True, resources=True)
+    assert [received["notifications"] for received in peer.listens.received] == [
+        {"resourceSubscriptions": ["memo://hello"]},
+        {"toolsListChanged": True},
+        {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True},
+        {"toolsListChanged": True, "resourcesListChanged": True},
+    ]
+
+
+async def test_an_update_of_a_sub_resource_of_a_subscribed_uri_is_delivered(
+    connect: Callable[..., Client], events: list[Event]
+) -> None:
+    """2025-11-25 reads the same filter (``SubscriptionFilter.allows``), covered in the unit tests."""
+    peer = modern_peer()
+    async with connect(peer) as client, client.listen(resource_uris=["memo://dir"]) as sub:
+        peer.listens.notify(UPDATED, {"uri": "memo://dir/a.txt"})
+        assert await next_change(sub) == ResourceUpdated("memo://dir/a.txt")
+    assert not [e for e in events if isinstance(e, ProtocolViolation)]

@@ -51,7 +51,7 @@ async def test_a_dropped_stream_is_listened_again_with_a_new_id(events: list[Eve
     async with (
         http_peer.serving() as url,
         client_for(url, events) as client,
-        client.listen(prompts=False, resources=False, resource_uris=["memo://hello"], policy=FAST) as sub,
+        client.listen(tools=True, resource_uris=["memo://hello"], policy=FAST) as sub,
     ):
         assert sub.acknowledged == SubscriptionFilter(tools=True, resource_uris=("memo://hello",))
         first_id = sub.subscription_id

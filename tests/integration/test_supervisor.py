@@ -13,14 +13,17 @@ import pytest
 from mcp_client import (
     Client,
     Event,
+    ListenPolicy,
     MaxTimeout,
     RestartPolicy,
     RetryPolicy,
     ServerRestarted,
+    SubscriptionLost,
     TimeoutPolicy,
+    ToolsListChanged,
     TransportError,
 )
-from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.testing.peer import ListenScript, ScriptedPeer
 from mcp_client.transports.memory import MemoryTransport
 from tests.integration.helpers import text_of
 
@@ -126,3 +129,41 @@ async def test_closing_during_a_restarts_handshake_does_not_wait_for_it() -> Non
         closing = anyio.current_time()
     assert anyio.current_time() - closing < 1
     assert peer.stats.connections == 2
+
+
+async def test_a_subscription_listens_again_once_per_restart_however_long_the_restart_takes() -> None:
+    """It waits for the new process: no re-listen is spent (nor backoff grown) on the dead one."""
+    peer = ScriptedPeer(era="modern", listen=ListenScript())
+    policy = RestartPolicy(max_restarts=3, window=100, initial_backoff=8, max_backoff=8)
+    listen = ListenPolicy(initial_backoff=0.01, max_backoff=0.05, healthy_after=0)
+    async with (
+        Client(RestartableMemory(peer.serve, restart=policy), timeout=POLICY) as client,
+        client.listen(tools=True, policy=listen) as sub,
+    ):
+        with pytest.raises(TransportError):
+            await client.call_tool("die")
+        with anyio.fail_after(30):
+            assert await sub.__anext__() == ToolsListChanged(after_relisten=True)
+        assert sub.relistens == 1
+
+
+@pytest.mark.parametrize("gives_up", [False, True])
+async def test_a_2025_subscription_follows_the_server_to_its_new_process_or_is_lost(gives_up: bool) -> None:
+    peer = ScriptedPeer(era="legacy")
+    policy = RestartPolicy(max_restarts=0 if gives_up else 3, window=100, initial_backoff=1, max_backoff=1)
+    async with (
+        Client(RestartableMemory(peer.serve, restart=policy), timeout=POLICY) as client,
+        client.listen(tools=True) as sub,
+    ):
+        for restart_number in (1, 2):
+            with pytest.raises(TransportError):
+                await client.call_tool("die")
+            if gives_up:
+                with pytest.raises(SubscriptionLost, match="connection is gone"), anyio.fail_after(30):
+                    await sub.__anext__()
+                return
+            with anyio.fail_after(30):
+                while sub.relistens < restart_number:  # the peer declares nothing: no change to wait on
+                    await anyio.sleep(0.1)
+            assert text_of(await client.call_tool("echo", {"text": "back"})) == "back"
+            assert peer.stats.connections == restart_number + 1

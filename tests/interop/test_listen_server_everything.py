@@ -10,6 +10,7 @@ unsubscribes, which the server acknowledges with a log message. Real processes, 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import anyio
@@ -20,7 +21,9 @@ from mcp_client import (
     Client,
     Event,
     ResourceUpdated,
+    RestartPolicy,
     ServerNotification,
+    ServerRestarted,
     Subscription,
     SubscriptionFilter,
     SubscriptionLost,
@@ -93,3 +96,30 @@ async def test_listen_over_http(everything_url: str) -> None:
     events: list[Event] = []
     async with Client(http(everything_url), timeout=POLICY, on_event=events.append) as client:
         await exercise(client, events, tools_on_its_own=False)
+
+
+async def test_a_subscription_follows_a_supervised_stdio_server_across_its_restart(
+    server_everything_command: list[str],
+) -> None:
+    """2025-11-25 heals as 2026-07-28 does: the killed server's subscription moves to the new process, its URI is
+    ``resources/subscribe``d there again, and the consumer is told to refetch."""
+    restart = RestartPolicy(max_restarts=3, window=60, initial_backoff=0.05, max_backoff=0.2)
+    command = server_everything_command
+    events: list[Event] = []
+    async with Client(
+        stdio(command[0], command[1:], restart=restart), timeout=POLICY, on_event=events.append
+    ) as client:
+        listed = await client.list_resources()
+        document = next(str(r.uri) for r in listed if str(r.uri).startswith(DOCUMENTS))
+        async with client.listen(resource_uris=[document]) as sub:
+            for restart_number in (1, 2):  # the second death finds a subscription that healed once already
+                killed_pid = client.server_process_id
+                assert killed_pid is not None
+                os.killpg(killed_pid, signal.SIGKILL)
+                assert await next_change(sub) == ResourceUpdated(document, after_relisten=True)
+                assert client.server_process_id != killed_pid
+                assert sub.relistens == restart_number
+                assert sub.acknowledged == SubscriptionFilter(resource_uris=(document,))
+            await client.call_tool("toggle-subscriber-updates")  # the new process knows of the subscription
+            assert await next_change(sub) == ResourceUpdated(document)
+    assert [e for e in events if isinstance(e, ServerRestarted)]

@@ -19,6 +19,7 @@ def test_blocking_listen_yields_changes_until_the_server_completes(backend: str)
     with Client(transport, timeout=TimeoutPolicy(idle=20, maximum=60), backend=backend) as client:
         with client.listen(prompts=False, resources=False) as sub:
             assert sub.acknowledged == SubscriptionFilter(tools=True)
+            assert isinstance(sub.subscription_id, int | str)  # the listen's id, as the async handle has it
             changes = iter(sub)
             client.call_tool("add_tool", {"name": "fresh"})
             assert next(changes) == ToolsListChanged()

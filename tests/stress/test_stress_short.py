@@ -1,5 +1,7 @@
 """The stress suite's short form, in CI: ``python -m benchmarks.stress --short`` on asyncio and trio, over the
-in-memory transport, stdio and HTTP (about 20 s). It must pass, and must really have run every scenario.
+in-memory transport, stdio and HTTP (about 30 s): the call path's scenarios, then subscriptions with cut streams,
+the shared cache under identity churn and a supervised server killed during a listen. It must pass, and must
+really have run every scenario.
 
 The long form is for a developer: ``python -m benchmarks.stress --soak-seconds 300 --trace-memory``.
 """
@@ -32,4 +34,14 @@ def test_the_short_stress_run_passes_and_counts_every_scenario(tmp_path: Path) -
         assert soak["counts"]["calls"] > 100
         assert soak["counts"]["increments_run"] <= soak["counts"]["increments_sent"]
         assert soak["figures"]["fds_after"] == soak["figures"]["fds_before"]
+        for transport in ("memory", "http"):  # many subscriptions on one pipe or endpoint, cut three times
+            cut = tallies[f"subscriptions_cut/{transport}"]["counts"]
+            assert cut["cuts"] == 3
+            assert cut["updates"] == 3 * 8
+        churn = tallies["cache_churn/http"]["counts"]
+        assert churn["clients"] == 40
+        assert churn["invalidations"] > 0
+        for era in ("modern", "legacy"):  # a supervised server killed twice during a listen
+            assert tallies[f"supervised_listen/{era}"]["counts"]["kills"] == 2
+            assert tallies[f"supervised_listen/{era}"]["counts"]["relistens"] == 2
         assert all(not tally["failures"] for tally in tallies.values())

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client.cache import MAX_TTL, ResultCache, authorization_context, invalidated_by
+from mcp_client.cache import MAX_TTL, ResultCache, invalidated_by
+from mcp_client.cache_partition import authorization_context, identity_token, new_token, server_key
+from mcp_client.cache_store import CacheEntry, CacheKey, MemoryCacheStore
+from mcp_client.cached_requests import cache_mode
 
 SERVER = "https://example.com/mcp"
-ALICE, BOB = ("ctx", "alice"), ("ctx", "bob")
+ALICE, BOB = "ctx:alice", "ctx:bob"
 
 
 def page(ttl: Any = 1000, scope: str | None = "public", **extra: Any) -> dict[str, Any]:
@@ -123,15 +127,146 @@ def test_the_cache_is_bounded_and_tells_its_listeners() -> None:
         ResultCache(limit=0)
 
 
-def test_the_authorization_context_follows_the_credentials() -> None:
-    class Http:
-        def __init__(self, headers: dict[str, str], auth: object = None) -> None:
-            self.headers, self.auth, self.client = headers, auth, None
+class _Http:
+    def __init__(
+        self, headers: dict[str, str], auth: object = None, url: str = "https://mcp.example/mcp", client: object = None
+    ) -> None:
+        self.url, self.headers, self.auth, self.client = url, headers, auth, client
 
-    alice, alice_again = Http({"Authorization": "Bearer a", "X-Other": "1"}), Http({"authorization": "Bearer a"})
-    assert authorization_context(alice, object()) == authorization_context(alice_again, object())
-    assert authorization_context(alice, None) != authorization_context(Http({"Authorization": "Bearer b"}), None)
-    sign_in = object()
-    assert authorization_context(Http({}, sign_in), None) != authorization_context(Http({}, object()), None)
-    first, second = object(), object()
-    assert authorization_context(object(), first) != authorization_context(object(), second)  # stdio: per client
+
+class _SignIn:
+    """Stands for an ``httpx.Auth``: an object that can be weakly referenced."""
+
+
+def test_the_authorization_context_follows_every_credential() -> None:
+    owner = new_token()
+    alice = _Http({"Authorization": "Bearer a", "Accept": "application/json", "User-Agent": "x"})
+    alice_again = _Http({"authorization": "Bearer a"})
+    assert authorization_context(alice, owner) == authorization_context(alice_again, new_token())
+    assert authorization_context(alice, owner) != authorization_context(_Http({"Authorization": "Bearer b"}), owner)
+    # Unknown headers count (an API key in a header of the host's choosing); only known-harmless ones are ignored.
+    assert authorization_context(_Http({"X-API-Key": "k1"}), owner) != authorization_context(
+        _Http({"X-API-Key": "k2"}), owner
+    )
+    assert authorization_context(_Http({"X-Tenant": "a"}), owner) != authorization_context(_Http({}), owner)
+    # The URL's userinfo and query are credentials too.
+    base = "https://mcp.example/mcp"
+    assert authorization_context(_Http({}, url=f"{base}?api_key=1"), owner) != authorization_context(
+        _Http({}, url=f"{base}?api_key=2"), owner
+    )
+    assert authorization_context(_Http({}, url="https://a:1@mcp.example/mcp"), owner) != authorization_context(
+        _Http({}, url="https://a:2@mcp.example/mcp"), owner
+    )
+    # A sign-in object is its own identity; one that cannot be weakly referenced falls back to its client's.
+    sign_in = _SignIn()
+    assert authorization_context(_Http({}, sign_in), owner) == authorization_context(_Http({}, sign_in), new_token())
+    assert authorization_context(_Http({}, sign_in), owner) != authorization_context(_Http({}, _SignIn()), owner)
+    assert authorization_context(_Http({}, object()), owner) != authorization_context(_Http({}, object()), new_token())
+    # stdio and in-memory: per client; an explicit partition replaces everything derived.
+    assert authorization_context(object(), new_token()) != authorization_context(object(), new_token())
+    assert authorization_context(alice, owner, "user-7") == authorization_context(object(), new_token(), "user-7")
+    with pytest.raises(ValueError, match="partition"):
+        authorization_context(alice, owner, "")
+
+
+def test_an_identity_token_is_never_reused_after_its_object_is_collected() -> None:
+    seen: set[str] = set()
+    for _ in range(200):
+        sign_in = _SignIn()
+        token = identity_token(sign_in)
+        assert token is not None
+        assert identity_token(sign_in) == token  # stable while it lives
+        assert token not in seen  # a new object at a recycled address gets a new token
+        seen.add(token)
+        del sign_in
+        gc.collect()
+    assert identity_token(object()) is None  # cannot be weakly referenced: the caller uses its own identity
+
+
+def test_the_server_key_is_the_endpoint_without_userinfo_and_a_stdio_server_is_its_clients() -> None:
+    owner = new_token()
+    assert server_key(_Http({}, url="https://u:p@mcp.example/mcp"), owner) == "http:https://mcp.example/mcp"
+    assert server_key(_Http({}, url="https://mcp.example/mcp?t=1"), owner) == "http:https://mcp.example/mcp?t=1"
+    assert server_key(object(), owner) != server_key(object(), new_token())
+
+
+def test_an_answer_in_flight_across_an_invalidation_is_not_kept() -> None:
+    cache = ResultCache()
+    since = cache.generation
+    cache.on_notification("notifications/tools/list_changed", {}, server="s")  # while tools/list was in flight
+    assert not cache.put("s", "ctx", "tools/list", None, page(60_000), now=0.0, since=since)
+    assert cache.get("s", "ctx", "tools/list", None, now=1.0) is None
+    # Unrelated invalidations (another server, another list, another URI) do not concern it.
+    since = cache.generation
+    cache.invalidate("tools/list", server="other")
+    cache.invalidate("prompts/list", server="s")
+    cache.invalidate("resources/read", "memo://b", server="s")
+    assert cache.put("s", "ctx", "tools/list", None, page(60_000), now=0.0, since=since)
+    assert cache.put("s", "ctx", "resources/read", "memo://a", page(60_000), now=0.0, since=since)
+    assert not cache.put("s", "ctx", "resources/read", "memo://b", page(60_000), now=0.0, since=since)
+    # Once the record of invalidations overflows, an answer older than what was forgotten is refused.
+    since = cache.generation
+    for n in range(2000):
+        cache.invalidate("resources/read", f"memo://{n}", server="s")
+    assert not cache.put("s", "ctx", "prompts/list", None, page(60_000), now=0.0, since=since)
+    assert cache.put("s", "ctx", "prompts/list", None, page(60_000), now=0.0, since=cache.generation)
+
+
+class _ListStore:
+    """A host's store: a plain dict, and a switch that makes it fail."""
+
+    def __init__(self) -> None:
+        self.entries: dict[CacheKey, CacheEntry] = {}
+        self.broken = False
+
+    def get(self, key: CacheKey) -> CacheEntry | None:
+        if self.broken:
+            raise OSError("store down")
+        return self.entries.get(key)
+
+    def set(self, key: CacheKey, entry: CacheEntry) -> None:
+        if self.broken:
+            raise OSError("store down")
+        self.entries[key] = entry
+
+    def delete(self, key: CacheKey) -> None:
+        if self.broken:
+            raise OSError("store down")
+        self.entries.pop(key, None)
+
+    def keys(self) -> list[CacheKey]:
+        if self.broken:
+            raise OSError("store down")
+        return list(self.entries)
+
+
+def test_a_pluggable_store_and_clock_and_a_failing_store_is_a_miss() -> None:
+    store = _ListStore()
+    wall = [1000.0]
+    cache = ResultCache(store=store, clock=lambda: wall[0])
+    assert cache.put("s", "alice", "tools/list", None, page(10_000, "private"), now=-5.0)
+    assert list(store.entries) == [CacheKey("s", "alice", "tools/list", None)]
+    assert store.entries[CacheKey("s", "alice", "tools/list", None)].expires == 1010.0  # on the store's clock
+    assert cache.get("s", "alice", "tools/list", None, now=99_999.0) is not None  # the passed now is ignored
+    assert cache.get("s", "bob", "tools/list", None, now=0.0) is None
+    wall[0] = 1011.0
+    assert cache.get("s", "alice", "tools/list", None, now=0.0) is None
+    store.broken = True
+    assert cache.get("s", "alice", "tools/list", None, now=0.0) is None
+    assert not cache.put("s", "alice", "tools/list", None, page(10_000), now=0.0)
+    assert cache.invalidate() == 0
+    assert len(cache) == 0
+    with pytest.raises(TypeError, match="CacheStore"):
+        ResultCache(store=object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="limit"):
+        MemoryCacheStore(limit=0)
+
+
+@pytest.mark.parametrize(("given", "mode"), [(True, "use"), (False, "refresh"), ("use", "use"), ("bypass", "bypass")])
+def test_the_cache_argument_names_a_mode(given: Any, mode: str) -> None:
+    assert cache_mode(given) == mode
+
+
+def test_a_cache_argument_that_names_no_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="bypass"):
+        cache_mode("sometimes")  # type: ignore[arg-type]

@@ -65,6 +65,16 @@ def test_acknowledged_filter_is_capped_by_what_was_asked() -> None:
     assert asked.to_wire() == {"toolsListChanged": True, "resourceSubscriptions": ["a://1", "a://2"]}
 
 
+def test_an_update_of_a_sub_resource_is_news_for_its_subscription() -> None:
+    asked = SubscriptionFilter(resource_uris=("file:///dir", "memo://root/"))
+    assert asked.allows(ResourceUpdated("file:///dir"))
+    assert asked.allows(ResourceUpdated("file:///dir/a.txt"))
+    assert asked.allows(ResourceUpdated("file:///dir#part"))
+    assert asked.allows(ResourceUpdated("memo://root/x"))
+    assert not asked.allows(ResourceUpdated("file:///dir2"))
+    assert not asked.allows(ResourceUpdated("file:///"))
+
+
 def test_notifications_map_to_changes() -> None:
     assert change_from_notification("notifications/tools/list_changed", {}) == ToolsListChanged()
     assert change_from_notification("notifications/prompts/list_changed", {}) == PromptsListChanged()
