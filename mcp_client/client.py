@@ -49,6 +49,7 @@ from mcp_client.session import Session
 from mcp_client.subscriptions.listening import Listening
 from mcp_client.supervisor import Supervisor
 from mcp_client.tasks.client_side import TaskMethods, TaskPolicy
+from mcp_client.tasks.reference import Resuming
 from mcp_client.transports.base import JSONObject, Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
@@ -58,7 +59,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerView, ServerFeatures, Listening, TaskMethods):
+class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming):
     """A connection to one MCP server.
 
     ```python
@@ -461,6 +462,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
             headers=headers,
             renew_session=self._renew_session,
             task=self._task_hooks(name, policy, timeout),
+            endpoint=self.endpoint,  # for call.handoff()
         )
         self._calls.add(call)
         return call
