@@ -128,15 +128,26 @@ class Workers:
         self._command = [sys.executable, str(HERE / "worker.py"), address, self.task_queue, plain_url, tasks_url]
         self._processes: list[subprocess.Popen[str]] = []
 
-    def start(self) -> subprocess.Popen[str]:
-        process = subprocess.Popen(self._command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self._processes.append(process)
-        assert process.stdout is not None
-        line = process.stdout.readline()  # bounded: the process prints "ready" or exits
-        if line.strip() != "ready":
-            process.kill()
-            _, stderr = process.communicate(timeout=10)
-            pytest.fail(f"the worker did not start: {stderr[-3000:]}")
+    def start(self, count: int = 1) -> list[subprocess.Popen[str]]:
+        """Start ``count`` workers side by side; return them once each polls."""
+        started = [
+            subprocess.Popen(self._command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(count)
+        ]
+        self._processes.extend(started)
+        for process in started:
+            assert process.stdout is not None
+            line = process.stdout.readline()  # bounded: the process prints "ready" or exits
+            if line.strip() != "ready":
+                process.kill()
+                _, stderr = process.communicate(timeout=10)
+                pytest.fail(f"the worker did not start: {stderr[-3000:]}")
+        return started
+
+    def by_identity(self, identity: str) -> subprocess.Popen[str]:
+        """The worker whose Temporal identity (``<pid>@<host>``) is ``identity``."""
+        pid = int(identity.split("@", 1)[0])
+        (process,) = [p for p in self._processes if p.pid == pid]
         return process
 
     @staticmethod

@@ -44,6 +44,13 @@ async def _value(value: Any) -> Any:
     return await value if hasattr(value, "__await__") else value
 
 
+async def _running_on(handle: WorkflowHandle[Any, Any]) -> str:
+    """The identity of the worker that runs the workflow's pending activity."""
+    (pending,) = (await handle.describe()).raw_description.pending_activities
+    identity: str = pending.last_worker_identity
+    return identity
+
+
 async def _heartbeat(temporal: TemporalClient, handle: WorkflowHandle[Any, Any]) -> list[Any]:
     """The heartbeat details of the workflow's pending activity as the service holds them (empty: none yet)."""
     description = await handle.describe()
@@ -74,7 +81,7 @@ async def test_a_task_backed_tool_runs_once_across_a_worker_crash(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    first = workers.start()
+    workers.start(2)  # side by side: the other one takes the next attempt
     handle = await _start(temporal, workers, ToolCall("tasks", "slow_task", {"seconds": 4, "tag": tag}))
 
     async def task_heartbeated() -> bool:
@@ -85,8 +92,7 @@ async def test_a_task_backed_tool_runs_once_across_a_worker_crash(
     (checkpoint,) = await _heartbeat(temporal, handle)
     assert checkpoint["task"]["protocol"] == "2026-07-28"
     assert "127.0.0.1" not in str(checkpoint)  # no URL in what Temporal keeps
-    workers.kill(first)
-    workers.start()
+    workers.kill(workers.by_identity(await _running_on(handle)))
     assert await handle.result() == f"{tag} done"
     assert _lines(events_path, tag) == ["started", "completed"]  # the tool ran once
     assert await _attempts(handle) == [2]  # the second attempt resumed the task
@@ -97,7 +103,7 @@ async def test_a_plain_tool_that_may_have_run_is_not_called_again(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    first = workers.start()
+    workers.start(2)  # side by side: the other one takes the next attempt
     handle = await _start(temporal, workers, ToolCall("plain", "count", {"seconds": 3, "tag": tag}))
 
     async def written() -> bool:
@@ -105,8 +111,7 @@ async def test_a_plain_tool_that_may_have_run_is_not_called_again(
         return bool(details) and details[0] == {"phase": "written"} and "started" in _lines(events_path, tag)
 
     await _until(written, "the call was written and heartbeated")
-    workers.kill(first)
-    workers.start()
+    workers.kill(workers.by_identity(await _running_on(handle)))
     with pytest.raises(WorkflowFailureError) as caught:
         await handle.result()
     activity_error = caught.value.cause
@@ -126,11 +131,10 @@ async def test_an_idempotent_tool_is_called_again_and_succeeds(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    first = workers.start()
+    workers.start(2)  # side by side: the other one takes the next attempt
     handle = await _start(temporal, workers, ToolCall("plain", "count_idempotent", {"seconds": 2, "tag": tag}))
     await _until(lambda: "started" in _lines(events_path, tag), "the first attempt reached the server")
-    workers.kill(first)
-    workers.start()
+    workers.kill(workers.by_identity(await _running_on(handle)))
     assert await handle.result() == f"{tag} done"
     assert _lines(events_path, tag).count("started") == 2
     assert await _attempts(handle) == [2]

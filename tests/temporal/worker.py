@@ -30,7 +30,9 @@ async def main(address: str, task_queue: str, plain_url: str, tasks_url: str) ->
         }
     )
     temporal = await TemporalClient.connect(address, plugins=[plugin])
-    worker = Worker(temporal, task_queue=task_queue, workflows=[CallToolWorkflow])
+    # No workflow cache, hence no sticky queue: after a kill, the next workflow task goes to a live worker at once
+    # instead of waiting out the dead one's sticky schedule-to-start timeout.
+    worker = Worker(temporal, task_queue=task_queue, workflows=[CallToolWorkflow], max_cached_workflows=0)
     async with worker:
         print("ready", flush=True)
         await asyncio.Event().wait()

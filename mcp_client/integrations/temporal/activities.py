@@ -161,9 +161,10 @@ class MCPActivities:
             if last is not None and last.task is not None:
                 return await self._resume(client, TaskReference.from_dict(last.task), last, policy)
             if last is not None and not idempotent:
-                raise WorkerLost(request.name, tool.annotations if tool else None, attempt=info.attempt)
-            beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), hold=connection.task_capable(tool))
-            return await self._call(client, request, beat, policy)
+                # Annotations that call the tool safe would contradict the rule that said it is not.
+                hints = tool.annotations if tool is not None and not client.is_idempotent(request.name) else None
+                raise WorkerLost(request.name, hints, attempt=info.attempt)
+            return await self._call(client, request, Heartbeat(activity.heartbeat, _heartbeat_timeout()), policy)
         except MCPClientError as exc:
             self._after_failure(connection, exc)
             raise activity_failure(exc, idempotent=idempotent) from exc
@@ -172,8 +173,7 @@ class MCPActivities:
         self, client: Client, request: ToolCallInput, beat: Heartbeat, policy: TimeoutPolicy
     ) -> mcp_types.CallToolResult:
         call = client.tool_call(request.name, request.arguments, timeout=policy, on_progress=beat.beat)
-        if beat.checkpoint is None and not beat.holding:
-            beat.record(Checkpoint("written"))  # the first beat of the attempt, so it is sent at once
+        beat.record(Checkpoint("written"))  # the attempt's first beat, sent at once, before the request leaves
         async with anyio.create_task_group() as beats:
             beats.start_soon(beat.run)
             call.start()

@@ -4,7 +4,7 @@ A client is started on first use, shared by every activity of the worker, starte
 connection error, or a transport failure that may have left it broken), and closed when the worker shuts down.
 Each client is entered and closed by a keeper task of its own in the worker's task group (an anyio cancel scope
 belongs to the task that entered it, so an activity's task could not own it). The tools a server lists are learnt
-once per connection: they say which tools are task-capable and which are safe to repeat.
+once per connection: their annotations say which are safe to repeat.
 
 Touches the public client only; runs on the worker's event loop (asyncio), never in a workflow.
 """
@@ -46,15 +46,6 @@ class Connection:
             self._tools = {tool.name: tool for tool in await self.client.list_tools()}
         return self._tools.get(name)
 
-    def task_capable(self, tool: mcp_types.Tool | None) -> bool:
-        """Whether the server may run ``tool`` as a task (its listing says ``execution.taskSupport``)."""
-        support = tool.execution.task_support if tool is not None and tool.execution is not None else None
-        # "optional" becomes a task only where the server decides (2026-07-28); at 2025-11-25 the client asks for
-        # one only when its task policy names the tool, which the listing does not say: take it for plain.
-        return self.client.tasks.enabled and (
-            support == "required" or (support == "optional" and self.client.era.tasks_extension)
-        )
-
 
 class Connections:
     """The worker's clients by server name, built by the plugin's factories."""
@@ -71,10 +62,13 @@ class Connections:
         if self._task_group is not None:  # a second worker of the same plugin shares the first one's clients
             yield
             return
+        failure: BaseException | None = None
         async with anyio.create_task_group() as task_group:
             self._task_group = task_group
             try:
                 yield
+            except BaseException as exc:  # the worker's own error: raised as it is, not in an exception group
+                failure = exc
             finally:
                 self._task_group = None
                 live = list(self._live.values())
@@ -84,6 +78,8 @@ class Connections:
                     for connection in live:
                         await connection.closed.wait()
                 task_group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
     async def get(self, server: str) -> Connection:
         """The live connection to ``server``, started now if there is none."""

@@ -31,8 +31,8 @@ class WorkerLost(TransportError):
 
     def __init__(self, tool: str, annotations: mcp_types.ToolAnnotations | None, *, attempt: int) -> None:
         super().__init__(
-            f"the worker running it was lost after the request was sent (attempt {attempt - 1}); "
-            "the tool is not marked idempotent, so it was not called again",
+            f"the worker of attempt {attempt - 1} was lost after it sent the request, and the tool is not marked "
+            "idempotent, so it was not sent again",
             written=True,
             method="tools/call",
         )

@@ -12,12 +12,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any
 
 from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import DataConverter, DefaultPayloadConverter
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import WorkflowRunner
+from temporalio.worker import WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from mcp_client.client import Client
@@ -43,9 +44,17 @@ class MCPPlugin(SimplePlugin):
         clients: Server name to a factory of an (unconnected) ``Client``. The names are what workflows use
             (:class:`~mcp_client.integrations.temporal.MCPWorkflowClient`); URLs, commands and credentials stay
             in the factories, on the worker.
+        heartbeat_throttle: The longest a worker holds back a heartbeat after the first of an attempt (its
+            ``max_heartbeat_throttle_interval``, lowered to this unless set lower already). A task's id is the
+            second beat of its call: this bounds how long a crash can still lose it.
     """
 
-    def __init__(self, clients: Mapping[str, Callable[[], Client]]) -> None:
+    def __init__(
+        self, clients: Mapping[str, Callable[[], Client]], *, heartbeat_throttle: timedelta = timedelta(seconds=1)
+    ) -> None:
+        if heartbeat_throttle <= timedelta(0):
+            raise ValueError(f"heartbeat_throttle must be positive, got {heartbeat_throttle}")
+        self.heartbeat_throttle = heartbeat_throttle
         for name in clients:
             if not isinstance(name, str) or not name or "/" in name:
                 raise ValueError(f"an MCP server name must be a non-empty string without '/', got {name!r}")
@@ -58,6 +67,14 @@ class MCPPlugin(SimplePlugin):
             workflow_runner=_with_passthrough,
             run_context=self.connections.running,
         )
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """Add the activities and the sandbox passthrough (see ``SimplePlugin``) and bound the heartbeat throttle."""
+        config = super().configure_worker(config)
+        current = config.get("max_heartbeat_throttle_interval")
+        if current is None or current > self.heartbeat_throttle:
+            config["max_heartbeat_throttle_interval"] = self.heartbeat_throttle
+        return config
 
     @classmethod
     def from_config(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> MCPPlugin:
