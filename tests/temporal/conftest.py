@@ -121,11 +121,13 @@ def tasks_url(events_path: Path) -> Iterator[str]:
 
 
 class Workers:
-    """Worker processes on one task queue of their own; each ``start()`` waits (bounded) until it polls."""
+    """Worker processes on one task queue of their own; each ``start()`` waits (bounded) until it polls.
 
-    def __init__(self, address: str, plain_url: str, tasks_url: str) -> None:
+    ``command`` is the worker script and what precedes the task queue; what follows it is ``arguments``."""
+
+    def __init__(self, command: list[str], address: str, arguments: list[str]) -> None:
         self.task_queue = f"mcp-{uuid.uuid4().hex[:8]}"
-        self._command = [sys.executable, str(HERE / "worker.py"), address, self.task_queue, plain_url, tasks_url]
+        self._command = [*command, address, self.task_queue, *arguments]
         self._processes: list[subprocess.Popen[str]] = []
 
     def start(self, count: int = 1) -> list[subprocess.Popen[str]]:
@@ -165,7 +167,22 @@ class Workers:
 
 @pytest.fixture
 def workers(temporal_address: str, plain_url: str, tasks_url: str) -> Iterator[Workers]:
-    pool = Workers(temporal_address, plain_url, tasks_url)
+    """Workers of ours (``worker.py``, ``MCPPlugin``) over both MCP servers."""
+    pool = Workers([sys.executable, str(HERE / "worker.py")], temporal_address, [plain_url, tasks_url])
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+
+
+THEIR_REQUIREMENTS = HERE / "peers" / "temporalio-mcp-requirements.txt"
+
+
+@pytest.fixture
+def their_workers(temporal_address: str, plain_url: str) -> Iterator[Workers]:
+    """Workers of temporalio-mcp 0.2.0 (``peers/temporalio_mcp_worker.py``, in its own venv) over the plain server."""
+    python = _peer_venv("temporalio-mcp", THEIR_REQUIREMENTS)
+    pool = Workers([str(python), str(HERE / "peers" / "temporalio_mcp_worker.py")], temporal_address, [plain_url])
     try:
         yield pool
     finally:
