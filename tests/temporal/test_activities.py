@@ -21,12 +21,14 @@ from temporalio.testing import ActivityEnvironment
 
 from mcp_client import (
     Client,
+    ConnectError,
     IdleTimeout,
     MaxTimeout,
     RetryPolicy,
     ServerError,
     TimeoutPolicy,
     TransportError,
+    http,
     memory,
 )
 from mcp_client.integrations.temporal import Checkpoint, WorkerLost
@@ -161,6 +163,39 @@ async def test_a_cancelled_task_call_is_cancelled_on_the_server_only_when_the_wo
     assert task.status == ("cancelled" if cancels else "working")
 
 
+async def test_a_server_that_cannot_be_reached_is_retryable_and_the_next_activity_connects_anew() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    built: list[Client] = []
+
+    def factory() -> Client:
+        # The first client points at a port nobody listens on; the next one at the peer.
+        transport = http("http://127.0.0.1:9/mcp") if not built else memory(peer.serve)
+        built.append(Client(transport, timeout=TimeoutPolicy(connect=5), retry=None))
+        return built[-1]
+
+    activities = MCPActivities(Connections({"peer": factory}))
+    request = ToolCallInput("echo", {"text": "back"})
+    async with activities.connections.running():
+        with pytest.raises(ApplicationError) as caught:
+            await _environment().run(activities.call_tool, "peer", request)
+        assert (caught.value.type, caught.value.non_retryable) == ("ConnectError", False)
+        result = await _environment(attempt=2).run(activities.call_tool, "peer", request)
+    assert _text(result) == "back"
+    assert len(built) == 2
+
+
+async def test_a_reference_for_another_server_fails_for_good_and_calls_nothing() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    elsewhere = {"server": "endpoint:0123", "taskId": "t1", "protocol": "2026-07-28"}
+    env = _environment(details=[Checkpoint("task", elsewhere).to_details()], attempt=2)
+    with pytest.raises(ApplicationError) as caught:
+        await _run(_activities(peer), env, ToolCallInput("task_work", {"seconds": 1}))
+    assert (caught.value.type, caught.value.non_retryable) == ("InvalidTaskReference", True)
+    assert "another server" in caught.value.message
+    assert _received(peer, "tools/call") == 0
+    assert _received(peer, "tasks/get") == 0
+
+
 def _written(written: bool) -> TransportError:
     return TransportError("boom", written=written)
 
@@ -175,6 +210,7 @@ def _written(written: bool) -> TransportError:
         (MaxTimeout("late", timeout=1), True, False),  # the maximum is final
         (IdleTimeout("quiet", timeout=1), True, False),  # only where the policy retries idle timeouts
         (WorkerLost("t", None, attempt=2), True, False),
+        (ConnectError("no server"), False, True),  # nothing reached a server: another attempt may
     ],
 )
 def test_the_retry_rule_is_the_clients(error: Any, idempotent: bool, expected: bool) -> None:

@@ -32,7 +32,7 @@ from mcp_client.call import Call
 from mcp_client.client import Client
 from mcp_client.errors import ConnectError, MaxTimeout, MCPClientError, TransportError
 from mcp_client.integrations.temporal.connections import Connection, Connections
-from mcp_client.integrations.temporal.failures import WorkerLost, activity_failure
+from mcp_client.integrations.temporal.failures import WorkerLost, activity_failure, invalid_reference
 from mcp_client.integrations.temporal.heartbeat import Heartbeat
 from mcp_client.integrations.temporal.wire import Checkpoint, RequestInput, ToolCallInput, activity_name
 from mcp_client.policy import TimeoutPolicy
@@ -159,7 +159,12 @@ class MCPActivities:
             idempotent = _idempotent(client, request.name)
             policy = _policy(client, request.name, request.idle, request.maximum)
             if last is not None and last.task is not None:
-                return await self._resume(client, TaskReference.from_dict(last.task), last, policy)
+                try:
+                    reference = TaskReference.from_dict(last.task)
+                    client.check_reference(reference)
+                except ValueError as exc:
+                    raise invalid_reference(exc) from exc
+                return await self._resume(client, reference, last, policy)
             if last is not None and not idempotent:
                 # Annotations that call the tool safe would contradict the rule that said it is not.
                 hints = tool.annotations if tool is not None and not client.is_idempotent(request.name) else None

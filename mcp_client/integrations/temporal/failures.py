@@ -16,11 +16,11 @@ from typing import Any
 import mcp_types
 from temporalio.exceptions import ApplicationError
 
-from mcp_client.errors import MCPClientError, TransportError
+from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.outcomes import may_have_run
 from mcp_client.policy.retry import RetryPolicy, is_retryable_cause
 
-__all__ = ["WorkerLost", "activity_failure", "retryable"]
+__all__ = ["WorkerLost", "activity_failure", "invalid_reference", "retryable"]
 
 
 class WorkerLost(TransportError):
@@ -41,9 +41,12 @@ class WorkerLost(TransportError):
 
 def retryable(error: MCPClientError, *, idempotent: bool, policy: RetryPolicy | None = None) -> bool:
     """The client's retry rule: a retryable kind of failure (a transport failure, an idle timeout where the policy
-    retries those) that either surely never reached the server or hit a tool that is safe to repeat."""
+    retries those) that either surely never reached the server or hit a tool that is safe to repeat. A server that
+    could not be reached at all (``ConnectError``) ran nothing: another attempt, maybe on another worker, may."""
     if isinstance(error, WorkerLost):
         return False
+    if isinstance(error, ConnectError):
+        return True
     rules = policy if policy is not None else RetryPolicy()
     if not is_retryable_cause(error, rules):
         return False
@@ -64,4 +67,15 @@ def activity_failure(error: MCPClientError, *, idempotent: bool, policy: RetryPo
         detail,
         type=type(error).__name__,
         non_retryable=not retryable(error, idempotent=idempotent, policy=policy),
+    )
+
+
+def invalid_reference(error: ValueError) -> ApplicationError:
+    """The last attempt's task reference cannot be used here (another server or era, or malformed): the task may
+    be running, so the tool is not called again; the activity fails for good."""
+    return ApplicationError(
+        f"the task this call made cannot be resumed here ({error}); it may have run, so it was not called again",
+        {"may_have_run": "maybe"},
+        type="InvalidTaskReference",
+        non_retryable=True,
     )
