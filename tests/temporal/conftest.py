@@ -5,7 +5,8 @@
 * ``plain_url`` / ``tasks_url``: the mcp 2.3.0 server (``servers/plain_server.py``) and the fastmcp-tasks server
   (``servers/tasks_server.py``, in the peer venv the interop tests build) over Streamable HTTP; they outlive every
   worker. Both append to ``events_path``.
-* ``workers``: starts ``worker.py`` processes (``workers.start()``) and SIGKILLs what is left at the end.
+* ``workers``: ``worker.py`` processes shared by the session (``workers.ensure(n)`` tops them up), SIGKILLed at the
+  end; ``their_workers``: temporalio-mcp 0.2.0 workers, for the side-by-side.
 """
 
 from __future__ import annotations
@@ -146,6 +147,12 @@ class Workers:
                 pytest.fail(f"the worker did not start: {stderr[-3000:]}")
         return started
 
+    def ensure(self, count: int) -> None:
+        """At least ``count`` live workers: start what is missing."""
+        missing = count - sum(1 for process in self._processes if process.poll() is None)
+        if missing > 0:
+            self.start(missing)
+
     def by_identity(self, identity: str) -> subprocess.Popen[str]:
         """The worker whose Temporal identity (``<pid>@<host>``) is ``identity``."""
         pid = int(identity.split("@", 1)[0])
@@ -165,11 +172,14 @@ class Workers:
             process.communicate(timeout=10)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def workers(temporal_address: str, plain_url: str, tasks_url: str) -> Iterator[Workers]:
-    """Workers of ours (``worker.py``, ``MCPPlugin``) over both MCP servers."""
+    """Workers of ours (``worker.py``, ``MCPPlugin``) over both MCP servers, shared by the tests on one task queue
+    (tags keep the tests apart): five start side by side at once, since starting one costs seconds; a test that
+    kills one calls ``ensure`` first so that another stands by."""
     pool = Workers([sys.executable, str(HERE / "worker.py")], temporal_address, [plain_url, tasks_url])
     try:
+        pool.start(5)
         yield pool
     finally:
         pool.stop_all()

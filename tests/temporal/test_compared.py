@@ -28,7 +28,7 @@ async def test_their_worker_crash_runs_the_tool_twice_ours_once(
     temporal = await TemporalClient.connect(temporal_address)
     theirs, ours = uuid.uuid4().hex[:10], uuid.uuid4().hex[:10]
     their_workers.start(2)
-    workers.start(2)
+    workers.ensure(2)
     their_handle = await temporal.start_workflow(
         "TheirCallWorkflow",
         args=["count", {"seconds": 2, "tag": theirs}],

@@ -81,7 +81,7 @@ async def test_a_task_backed_tool_runs_once_across_a_worker_crash(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    workers.start(2)  # side by side: the other one takes the next attempt
+    workers.ensure(2)  # one to kill, one for the next attempt
     handle = await _start(temporal, workers, ToolCall("tasks", "slow_task", {"seconds": 4, "tag": tag}))
 
     async def task_heartbeated() -> bool:
@@ -103,7 +103,7 @@ async def test_a_plain_tool_that_may_have_run_is_not_called_again(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    workers.start(2)  # side by side: the other one takes the next attempt
+    workers.ensure(2)  # one to kill, one for the next attempt
     handle = await _start(temporal, workers, ToolCall("plain", "count", {"seconds": 3, "tag": tag}))
 
     async def written() -> bool:
@@ -131,7 +131,7 @@ async def test_an_idempotent_tool_is_called_again_and_succeeds(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    workers.start(2)  # side by side: the other one takes the next attempt
+    workers.ensure(2)  # one to kill, one for the next attempt
     handle = await _start(temporal, workers, ToolCall("plain", "count_idempotent", {"seconds": 2, "tag": tag}))
     await _until(lambda: "started" in _lines(events_path, tag), "the first attempt reached the server")
     workers.kill(workers.by_identity(await _running_on(handle)))
@@ -145,7 +145,7 @@ async def test_a_long_call_with_progress_outlives_short_heartbeat_timeouts(
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     tag = _tag()
-    workers.start()
+    workers.ensure(1)
     call = ToolCall("plain", "slow_progress", {"seconds": 10, "interval": 0.5, "tag": tag}, heartbeat_timeout=2)
     handle = await _start(temporal, workers, call)
     assert await handle.result() == f"{tag} done"
@@ -158,7 +158,7 @@ async def test_cancelling_the_workflow_cancels_both_kinds_of_call_on_their_serve
 ) -> None:
     temporal = await TemporalClient.connect(temporal_address)
     plain, task = _tag(), _tag()
-    workers.start()
+    workers.ensure(1)
     plain_handle = await _start(
         temporal, workers, ToolCall("plain", "slow_progress", {"seconds": 30, "interval": 0.5, "tag": plain})
     )
