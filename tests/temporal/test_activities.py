@@ -14,8 +14,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
+import mcp_types
 import pytest
 from temporalio.activity import ActivityCancellationDetails
+from temporalio.contrib.pydantic import PydanticPayloadConverter
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
@@ -31,11 +34,11 @@ from mcp_client import (
     http,
     memory,
 )
-from mcp_client.integrations.temporal import Checkpoint, WorkerLost
+from mcp_client.integrations.temporal import Checkpoint, WorkerLost, activity_name
 from mcp_client.integrations.temporal.activities import MCPActivities
 from mcp_client.integrations.temporal.connections import Connections
 from mcp_client.integrations.temporal.failures import retryable
-from mcp_client.integrations.temporal.wire import ToolCallInput
+from mcp_client.integrations.temporal.wire import RequestInput, ToolCallInput
 from mcp_client.testing.peer import ScriptedPeer
 
 pytestmark = pytest.mark.anyio
@@ -221,3 +224,27 @@ def test_idle_timeouts_are_retryable_where_the_policy_says() -> None:
     policy = RetryPolicy(retry_idle_timeout=True)
     assert retryable(IdleTimeout("quiet", timeout=1), idempotent=True, policy=policy) is True
     assert retryable(IdleTimeout("quiet", timeout=1), idempotent=False, policy=policy) is False
+
+
+async def test_the_read_operations_return_the_sdk_types_through_the_plugins_converter() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    activities = _activities(peer)
+    by_name = {getattr(fn, "__temporal_activity_definition").name: fn for fn in activities.definitions()}
+    converter = DataConverter(payload_converter_class=PydanticPayloadConverter).payload_converter
+    reads: list[tuple[str, RequestInput, Any]] = [
+        ("list_tools", RequestInput(), list[mcp_types.Tool]),
+        ("list_prompts", RequestInput(), list[mcp_types.Prompt]),
+        ("get_prompt", RequestInput(name="greet", arguments={"name": "Ada"}), mcp_types.GetPromptResult),
+        ("list_resources", RequestInput(), list[mcp_types.Resource]),
+        ("read_resource", RequestInput(uri="memo://hello"), mcp_types.ReadResourceResult),
+    ]
+    async with activities.connections.running():
+        for operation, request, result_type in reads:
+            value = await _environment().run(by_name[activity_name("peer", operation)], request)
+            (decoded,) = converter.from_payloads(converter.to_payloads([value]), [result_type])
+            assert decoded == value, operation
+    tool_result = mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text="no")], is_error=True, structured_content={"a": 1}
+    )
+    (decoded_result,) = converter.from_payloads(converter.to_payloads([tool_result]), [mcp_types.CallToolResult])
+    assert decoded_result == tool_result  # isError is a result, carried as one
