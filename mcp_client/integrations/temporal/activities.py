@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import mcp_types
 from temporalio import activity
 
@@ -179,6 +180,9 @@ class MCPActivities:
     ) -> mcp_types.CallToolResult:
         call = client.tool_call(request.name, request.arguments, timeout=policy, on_progress=beat.beat)
         beat.record(Checkpoint("written"))  # the attempt's first beat, sent at once, before the request leaves
+        # Temporal encodes a beat in a task of its own, scheduled just now: let it run (it hands the beat to the
+        # SDK's core without waiting on anything) before the call's task, which writes the request, even exists.
+        await anyio.lowlevel.checkpoint()
         async with anyio.create_task_group() as beats:
             beats.start_soon(beat.run)
             call.start()
