@@ -2,8 +2,8 @@
 
 Same dev server, same mcp 2.3.0 server, same non-idempotent ``count`` tool, same SIGKILL of the worker that holds
 the activity, a second worker standing by. temporalio-mcp's activity does not heartbeat, so it is noticed at its
-start-to-close timeout (4 s here) and retried: the tool runs a second time. Ours is noticed within the heartbeat
-timeout and is not sent again (``test_durable_calls`` shows the ``WorkerLost`` failure).
+start-to-close timeout (8 s here, for a 5 s tool) and retried: the tool runs a second time. Ours is noticed
+within the heartbeat timeout and is not sent again (``test_durable_calls`` shows the ``WorkerLost`` failure).
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import anyio
 import pytest
 from temporalio.client import Client as TemporalClient
 from temporalio.client import WorkflowFailureError
 
 from tests.temporal.conftest import Workers
-from tests.temporal.test_durable_calls import _lines, _running_on, _start, _until
+from tests.temporal.observe import heartbeat, lines, running_on, start, until
 from tests.temporal.workflows import ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -31,18 +32,25 @@ async def test_their_worker_crash_runs_the_tool_twice_ours_once(
     workers.ensure(2)
     their_handle = await temporal.start_workflow(
         "TheirCallWorkflow",
-        args=["count", {"seconds": 2, "tag": theirs}],
+        args=["count", {"seconds": 5, "tag": theirs}],
         id=f"theirs-{theirs}",
         task_queue=their_workers.task_queue,
         result_type=str,
     )
-    our_handle = await _start(temporal, workers, ToolCall("plain", "count", {"seconds": 2, "tag": ours}))
-    await _until(lambda: "started" in _lines(events_path, theirs), "their call reached the server")
-    await _until(lambda: "started" in _lines(events_path, ours), "our call reached the server")
-    their_workers.kill(their_workers.by_identity(await _running_on(their_handle)))
-    workers.kill(workers.by_identity(await _running_on(our_handle)))
-    assert await their_handle.result() == f"{theirs} done"  # the workflow succeeded...
-    assert _lines(events_path, theirs).count("started") == 2  # ...by running the tool a second time
-    with pytest.raises(WorkflowFailureError):
+    our_handle = await start(temporal, workers, ToolCall("plain", "count", {"seconds": 5, "tag": ours}))
+    await until(lambda: "started" in lines(events_path, theirs), "their call reached the server")
+
+    async def ours_written() -> bool:
+        details = await heartbeat(temporal, our_handle)
+        return bool(details) and details[0] == {"phase": "written"} and "started" in lines(events_path, ours)
+
+    await until(ours_written, "our call reached the server and its checkpoint reached Temporal")
+    their_workers.kill(their_workers.by_identity(await running_on(their_handle)))
+    workers.kill(workers.by_identity(await running_on(our_handle)))
+    with anyio.fail_after(90):
+        their_result = await their_handle.result()
+    assert their_result == f"{theirs} done"  # the workflow succeeded...
+    assert lines(events_path, theirs).count("started") == 2  # ...by running the tool a second time
+    with anyio.fail_after(60), pytest.raises(WorkflowFailureError):
         await our_handle.result()  # WorkerLost: it may have run, so it was not sent again
-    assert _lines(events_path, ours).count("started") == 1
+    assert lines(events_path, ours).count("started") == 1

@@ -2,7 +2,7 @@
 
 Runs in a virtualenv of its own (``temporalio-mcp-requirements.txt``, built by the tests under ``.venv-peers/``):
 ``python temporalio_mcp_worker.py ADDRESS TASK_QUEUE PLAIN_URL``. Registers ``TheirCallWorkflow`` (one
-``call_tool`` through ``TemporalMCPClient("plain")``, a start-to-close timeout of 4 s since it does not heartbeat)
+``call_tool`` through ``TemporalMCPClient("plain")``, a start-to-close timeout of 8 s since it does not heartbeat)
 and prints ``ready`` once it polls.
 
 (It is not type-checked with the project: its imports exist only in its own virtualenv.)
@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
 class TheirCallWorkflow:
     @workflow.run
     async def run(self, tool: str, arguments: dict) -> str:
-        plain = TemporalMCPClient("plain", activity_config={"start_to_close_timeout": timedelta(seconds=4)})
+        plain = TemporalMCPClient("plain", activity_config={"start_to_close_timeout": timedelta(seconds=8)})
         result = await plain.call_tool(tool, arguments)
         return " ".join(block.text for block in result.content if isinstance(block, TextContent))
 
