@@ -86,7 +86,8 @@ class Call(Generic[ResultT]):
         self._detached = False
         self._endpoint = endpoint
         self._reference: TaskReference | None = None
-        self._handed = anyio.Event()
+        self._answered = False
+        self._handed: anyio.Event | None = None  # made by the first handoff() that has to wait
 
     async def __aenter__(self) -> Call[ResultT]:
         self.start()
@@ -122,7 +123,7 @@ class Call(Generic[ResultT]):
                     tool = self._params.get("name")
                     asked = self._hooks.control.requested
                     self._reference = reference_of(raw, self._endpoint, era, tool, asked=asked)
-                self._handed.set()
+                self._hand_off()
                 raw = await self._hooks.finish(raw, started_at, self._control)
             self._raw = raw
         except MCPClientError as exc:
@@ -131,7 +132,7 @@ class Call(Generic[ResultT]):
             self._error = RequestCancelled(f"{self.method} was cancelled: the client closed", reason="client closed")
             raise
         finally:
-            self._handed.set()
+            self._hand_off()
             self._done.set()
 
     async def __aexit__(
@@ -182,8 +183,16 @@ class Call(Generic[ResultT]):
         """Wait until the server answered the call: the :class:`~mcp_client.tasks.TaskReference` of the task it
         made (keep it anywhere durable; ``client.resume(ref)`` awaits the task from any process), or None when the
         call became no task (an ordinary answer, or it failed first). Does not detach the call."""
-        await self._handed.wait()
+        if not self._answered:
+            if self._handed is None:
+                self._handed = anyio.Event()
+            await self._handed.wait()
         return self._reference
+
+    def _hand_off(self) -> None:
+        self._answered = True
+        if self._handed is not None:
+            self._handed.set()
 
     def cancel(self, reason: str = "cancelled by the client") -> None:
         """End the call: the server is told (``reason`` goes with it; a task gets ``tasks/cancel``) and
