@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import timedelta
 from typing import Any, cast
 
@@ -66,3 +68,14 @@ def test_from_config_builds_a_plugin_per_server_and_bad_names_are_refused() -> N
         MCPPlugin({"a/b": lambda: Client(http("https://ci.example/mcp"))})
     with pytest.raises(ValueError, match="unknown MCP operation"):
         activity_name("builds", "delete_everything")
+
+
+def test_the_workflow_side_loads_neither_the_client_nor_a_transport() -> None:
+    """What a workflow imports stays small and free of I/O: no client, no HTTP stack."""
+    probe = (
+        "import sys\n"
+        "from mcp_client.integrations.temporal import MCPWorkflowClient\n"
+        "print(sorted(m for m in ('mcp_client.client', 'httpx2', 'mcp_client.transports.stdio') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
