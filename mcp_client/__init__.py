@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         ToolsListChanged,
     )
     from mcp_client.tasks import Task, TaskPolicy
+    from mcp_client.tasks.reference import TaskReference
     from mcp_client.tool_pins import ToolPins
     from mcp_client.transports.base import Transport
     from mcp_client.transports.http import HttpTransport, http
@@ -193,6 +194,7 @@ __all__ = [
     "TaskFailed",
     "TaskNotFound",
     "TaskPolicy",
+    "TaskReference",
     "TaskStatus",
     "Subscription",
     "SubscriptionError",
@@ -306,6 +308,7 @@ _LAZY: dict[str, str] = {
     "TaskFailed": "mcp_client.errors",
     "TaskNotFound": "mcp_client.errors",
     "TaskPolicy": "mcp_client.tasks",
+    "TaskReference": "mcp_client.tasks.reference",
     "TaskStatus": "mcp_client.events",
     "Subscription": "mcp_client.subscriptions",
     "SubscriptionError": "mcp_client.subscriptions",

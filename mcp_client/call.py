@@ -8,7 +8,8 @@ is how a host backgrounds a slow call instead of killing it (see ``TimeoutPolicy
 
 A tool the server runs as a task is the same call: :attr:`Call.task_id` names the task once the server made one,
 :meth:`Call.cancel` sends ``tasks/cancel``, and a detached call leaves its task running on the server (also when
-the client closes) so a host can pick it up later with ``client.task_result(task_id)``.
+the client closes) so a host can pick it up later with ``client.task_result(task_id)``, or, from any process, with
+``client.resume(ref)`` and the :class:`~mcp_client.tasks.TaskReference` that :meth:`Call.handoff` gives.
 
 Progress is offered to an iterator (``call.progress()``) and, when given, to a callback; each sees the updates in
 order, latest-wins when slow.
@@ -34,6 +35,7 @@ from mcp_client.inflight import RequestControl
 from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.retry import RetryPolicy
 from mcp_client.progress import ProgressCallback, ProgressStream
+from mcp_client.tasks.reference import TaskReference, reference_of
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["Call"]
@@ -60,6 +62,7 @@ class Call(Generic[ResultT]):
         headers: dict[str, str] | None = None,
         renew_session: Renewal | None = None,
         task: TaskHooks | None = None,
+        endpoint: str | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
@@ -81,6 +84,10 @@ class Call(Generic[ResultT]):
         self._error: MCPClientError | None = None
         self._started = False
         self._detached = False
+        self._endpoint = endpoint
+        self._reference: TaskReference | None = None
+        self._answered = False
+        self._handed: anyio.Event | None = None  # made by the first handoff() that has to wait
 
     async def __aenter__(self) -> Call[ResultT]:
         self.start()
@@ -111,6 +118,12 @@ class Call(Generic[ResultT]):
                 renew=self._renew_session,
             )
             if self._hooks is not None:
+                era = self._runner.session.era
+                if self._endpoint is not None and era is not None:
+                    tool = self._params.get("name")
+                    asked = self._hooks.control.requested
+                    self._reference = reference_of(raw, self._endpoint, era, tool, asked=asked)
+                self._hand_off()
                 raw = await self._hooks.finish(raw, started_at, self._control)
             self._raw = raw
         except MCPClientError as exc:
@@ -119,6 +132,7 @@ class Call(Generic[ResultT]):
             self._error = RequestCancelled(f"{self.method} was cancelled: the client closed", reason="client closed")
             raise
         finally:
+            self._hand_off()
             self._done.set()
 
     async def __aexit__(
@@ -164,6 +178,21 @@ class Call(Generic[ResultT]):
     def task_id(self) -> str | None:
         """The server's task id when it runs this call as a task (None until it made one, or if it did not)."""
         return self._task.task_id if self._task is not None else None
+
+    async def handoff(self) -> TaskReference | None:
+        """Wait until the server answered the call: the :class:`~mcp_client.tasks.TaskReference` of the task it
+        made (keep it anywhere durable; ``client.resume(ref)`` awaits the task from any process), or None when the
+        call became no task (an ordinary answer, or it failed first). Does not detach the call."""
+        if not self._answered:
+            if self._handed is None:
+                self._handed = anyio.Event()
+            await self._handed.wait()
+        return self._reference
+
+    def _hand_off(self) -> None:
+        self._answered = True
+        if self._handed is not None:
+            self._handed.set()
 
     def cancel(self, reason: str = "cancelled by the client") -> None:
         """End the call: the server is told (``reason`` goes with it; a task gets ``tasks/cancel``) and

@@ -52,6 +52,7 @@ from mcp_client.session import Session
 from mcp_client.subscriptions.listening import Listening
 from mcp_client.supervisor import Supervisor
 from mcp_client.tasks.client_side import TaskMethods, TaskPolicy
+from mcp_client.tasks.reference import Resuming
 from mcp_client.tool_pins import ToolPins
 from mcp_client.transports.base import JSONObject, Transport
 
@@ -62,7 +63,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
+class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming, PinnedTools):
     """A connection to one MCP server.
 
     ```python
@@ -488,6 +489,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, PinnedTools):
             headers=headers,
             renew_session=self._renew_session,
             task=self._task_hooks(name, policy, timeout),
+            endpoint=self.endpoint,  # for call.handoff()
         )
         self._calls.add(call)
         return call

@@ -1,0 +1,44 @@
+"""The workflow the Temporal tests run: one MCP tool call through ``MCPWorkflowClient``, its text returned.
+
+Imported by the tests (to start it) and by ``worker.py`` (to run it); sandbox-safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    import mcp_types
+
+    from mcp_client import TimeoutPolicy
+    from mcp_client.integrations.temporal import MCPWorkflowClient
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """Which server and tool, with what, under which limits."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    heartbeat_timeout: float = 2.0
+    idle: float | None = 20.0
+    maximum: float = 60.0
+
+
+@workflow.defn
+class CallToolWorkflow:
+    """Call one tool; return the text of its result (``"error: ..."`` for an ``isError`` result)."""
+
+    @workflow.run
+    async def run(self, call: ToolCall) -> str:
+        server = MCPWorkflowClient(call.server, heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout))
+        result = await server.call_tool(
+            call.tool, call.arguments, timeout=TimeoutPolicy(idle=call.idle, maximum=call.maximum)
+        )
+        text = " ".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
+        return f"error: {text}" if result.is_error else text
