@@ -244,6 +244,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         for call in background:
             call.stop("the client is closing")  # (a detached call's task is left running on the server)
         with anyio.move_on_after(self._cancel_timeout):
+            await self._close_tasks("the client is closing", self._cancel_timeout)  # calls awaited elsewhere too
             for call in background:
                 await call.wait()
         await stack.aclose()
@@ -391,9 +392,32 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         asked = await self._ask_for_task(name, params, timeout)
+        try:
+            result, policy = await self._send_tool_call(name, params, timeout, retry, on_progress, started_at)
+            # The task phase is outside the header re-list: a poll that fails never sends tools/call again.
+            result = await self._finish_as_task(name, result, policy, started_at, asked)
+            return self._checked(name, tool_result(name, result, raise_on_error))
+        except MCPClientError as exc:
+            exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
+            explained = self._explained(exc)
+            if explained is exc:
+                raise
+            raise explained from None
+
+    async def _send_tool_call(
+        self,
+        name: str,
+        params: JSONObject,
+        timeout: TimeoutArg,
+        retry: RetryArg,
+        on_progress: ProgressCallback | None,
+        started_at: float,
+    ) -> tuple[JSONObject, TimeoutPolicy]:
+        """The ``tools/call`` request itself (its first answer, and the policy it ran under); once more after
+        learning the tool's headers again when the server says they do not match."""
         for relisted in (False, True):
+            policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
             try:
-                policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
                 result = await self._calls_runner.run(
                     "tools/call",
                     params,
@@ -405,20 +429,13 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
                     on_progress=on_progress,
                     renew=self._renew_session,
                 )
-                result = await self._finish_as_task(name, result, policy, started_at, asked)
-                return self._checked(name, tool_result(name, result, raise_on_error))
-            except HeaderMismatch as exc:
+            except HeaderMismatch:
                 if relisted or not self._sends_tool_headers:
-                    exc.about_tool(name, self._annotations.get(name))
                     raise
                 # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                 await self.list_tools(timeout=timeout, cache=False)
-            except MCPClientError as exc:
-                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
-                explained = self._explained(exc)
-                if explained is exc:
-                    raise
-                raise explained from None
+                continue
+            return result, policy
         raise AssertionError("unreachable")
 
     def tool_call(

@@ -71,6 +71,9 @@ class Attempt:
 class MCPClientError(Exception):
     """Base class of every error raised by mcp_client."""
 
+    refusal: ClassVar[bool] = False
+    """True for errors that say the request was refused as it stood (or never reached a session that could run it):
+    an answer of this kind means that request did not run."""
     method: str | None
     """The MCP method of the call that failed, when there was one."""
     request_ids: tuple[int | str, ...]
@@ -101,6 +104,10 @@ class MCPClientError(Exception):
         """The tool of a failed ``tools/call``, when the client knows it."""
         self.tool_annotations: mcp_types.ToolAnnotations | None = None
         """That tool's annotations as ``tools/list`` reported them (``None``: not listed, or none given)."""
+        self.may_have_run: bool | None = None
+        """Whether the call may have done its work, as the call's runner recorded it: True once one of its requests
+        was written and not refused, or the server made a task of it; False when none did. None: no call recorded
+        it (the error came from elsewhere), then its kind decides (:func:`mcp_client.outcomes.may_have_run`)."""
 
     @property
     def for_model(self) -> str:
@@ -136,6 +143,8 @@ class ConnectError(MCPClientError):
     """The transport could not be brought up: the process would not start, the host would not answer, or the
     discover/initialize exchange failed."""
 
+    refusal = True
+
 
 class TransportError(MCPClientError):
     """The channel carrying the request failed: the process died, the connection dropped, the stream broke."""
@@ -164,6 +173,8 @@ class SessionExpired(TransportError):
     The spec says the client MUST start a new session (a new ``initialize`` without the old id). The request failed
     with ``status_code=404`` and ``written=True``; the connection's ``session_expired`` flag is set.
     """
+
+    refusal = True
 
     def __init__(self, message: str, *, session_id: str, **context: Any) -> None:
         context.setdefault("written", True)
@@ -275,24 +286,28 @@ class ParseError(ServerError):
     """The server could not parse what we sent (-32700)."""
 
     known_code = -32700
+    refusal = True
 
 
 class InvalidRequest(ServerError):
     """The server found our message not to be a valid request (-32600)."""
 
     known_code = -32600
+    refusal = True
 
 
 class MethodNotFound(ServerError):
     """The server does not implement the method, or the capability it needs (-32601)."""
 
     known_code = -32601
+    refusal = True
 
 
 class InvalidParams(ServerError):
     """Bad arguments: unknown tool or prompt, invalid cursor, missing fields, unknown resource at 2026 (-32602)."""
 
     known_code = -32602
+    refusal = True
 
 
 class InternalError(ServerError):
@@ -305,18 +320,21 @@ class ResourceNotFound(ServerError):
     """The resource does not exist (-32002, used by servers before 2026-07-28)."""
 
     known_code = -32002
+    refusal = True
 
 
 class HeaderMismatch(ServerError):
     """HTTP headers were missing or did not match the body (-32020, 2026-07-28)."""
 
     known_code = -32020
+    refusal = True
 
 
 class MissingClientCapability(ServerError):
     """The server needs a client capability this request did not declare (-32021, 2026-07-28)."""
 
     known_code = -32021
+    refusal = True
 
     @property
     def required_capabilities(self) -> Any:
@@ -328,6 +346,7 @@ class UnsupportedProtocolVersion(ServerError):
     """The server does not speak the protocol version of the request (-32022, 2026-07-28)."""
 
     known_code = -32022
+    refusal = True
 
     @property
     def supported(self) -> list[str]:

@@ -18,41 +18,23 @@ from typing import TYPE_CHECKING
 
 from mcp_client.errors import (
     ConnectError,
-    HeaderMismatch,
     InvalidParams,
-    InvalidRequest,
     MaxTimeout,
     MCPClientError,
     MethodNotFound,
-    MissingClientCapability,
-    ParseError,
     ProtocolError,
     RequestCancelled,
     RequestTimeout,
-    ResourceNotFound,
     ServerError,
     SessionExpired,
     ToolError,
     TransportError,
-    UnsupportedProtocolVersion,
 )
 
 if TYPE_CHECKING:
     import mcp_types
 
 __all__ = ["Ran", "for_model", "may_have_run"]
-
-# JSON-RPC errors that a server sends instead of running anything: the request was refused as it stood.
-_REFUSALS: tuple[type[ServerError], ...] = (
-    ParseError,
-    InvalidRequest,
-    MethodNotFound,
-    InvalidParams,
-    ResourceNotFound,
-    HeaderMismatch,
-    MissingClientCapability,
-    UnsupportedProtocolVersion,
-)
 
 
 class Ran(enum.Enum):
@@ -67,17 +49,20 @@ class Ran(enum.Enum):
 
 
 def may_have_run(error: MCPClientError) -> Ran:
-    """Whether the call that ended in ``error`` may have done its work on the server."""
+    """Whether the call that ended in ``error`` may have done its work on the server.
+
+    The call's runner records it (:attr:`MCPClientError.may_have_run`): a request of the call was written and not
+    refused, or the server made a task of it. An error no call recorded is judged by its kind."""
     if isinstance(error, ToolError):
         return Ran.YES
-    if isinstance(error, ConnectError | SessionExpired) or _is_oauth_error(error):
-        return Ran.NO  # no session, a session the server no longer knew, or no authorization: it did not run
+    if error.may_have_run is not None:
+        return Ran.MAYBE if error.may_have_run else Ran.NO
+    if error.refusal:
+        return Ran.NO  # refused as it stood, no session, a session the server no longer knew, or no authorization
     if isinstance(error, TransportError):
         return Ran.MAYBE if error.written else Ran.NO
     if isinstance(error, RequestTimeout | RequestCancelled):
         return Ran.MAYBE if error.request_ids else Ran.NO
-    if isinstance(error, _REFUSALS):
-        return Ran.NO
     return Ran.MAYBE  # InternalError, other server errors, a malformed answer: the work may have happened
 
 
@@ -156,7 +141,7 @@ def _advice(error: MCPClientError, ran: Ran) -> str:
     if ran is Ran.NO:
         if isinstance(error, InvalidParams):
             return "The tool did not run: correct the arguments before trying again."
-        if isinstance(error, _REFUSALS):
+        if isinstance(error, ServerError) and error.refusal:
             return "The tool did not run."
         if _is_oauth_error(error):
             return "The tool did not run; calling it again needs the authorization fixed first."

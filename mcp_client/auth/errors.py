@@ -39,6 +39,8 @@ __all__ = [
 class OAuthError(MCPClientError):
     """Authorization with the MCP server's authorization server failed."""
 
+    refusal = True  # no authorization: nothing ran
+
     def __init__(
         self,
         message: str,

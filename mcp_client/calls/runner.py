@@ -185,6 +185,8 @@ class CallRunner:
                     elapsed=deadline.elapsed(now),
                     last_progress=call.tracker.last_delivered,
                 )
+                if error.may_have_run is None:
+                    error.may_have_run = call.may_have_run
                 error.attempts = tuple(call.attempts) or (
                     Attempt(_last(call.request_ids), error, deadline.started_at, now),
                 )

@@ -86,12 +86,13 @@ class TaskHooks:
     control: TaskControl
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Run:
     """The state of one drive."""
 
     task_id: str
     call: CallState
+    control: RequestControl
     extension: bool
     """The 2026-07-28 extension's flavour (the era's ``tasks_extension``), else 2025-11-25's experimental one."""
     schedule: PollSchedule
@@ -123,11 +124,21 @@ class TaskRunner:
         self._new_waiter = current_backend().new_waiter  # (created inside the loop, by the client's __aenter__)
         self._cancels_pending = 0
         self._cancels_drained = anyio.Event()
+        self._runs: set[_Run] = set()
+        """The drives under way (to stop them when the client closes)."""
+        self._runs_ended = anyio.Event()
+        self._closing = False
 
     @property
     def _session(self) -> Session:
         """The session the runner runs on now (after a supervised stdio server's restart, the new one)."""
         return self._runner.session
+
+    @property
+    def _gone(self) -> bool:
+        """Whether no request will be answered any more: the connection is gone, or the client is closing (over
+        HTTP nothing reports the connection closed, so the flag is the client's own)."""
+        return self._closing or self._session.closed_error is not None
 
     @property
     def _extension(self) -> bool:
@@ -157,11 +168,16 @@ class TaskRunner:
             started_at=min(started_at, now),
             caller_deadline=anyio.current_effective_deadline(),
         )
-        run = _Run(
-            task_id, CallState("tools/call", deadline, None), self._extension, PollSchedule(self.poll, self._rng)
-        )
         own_control = control if control is not None else RequestControl()
+        run = _Run(
+            task_id,
+            CallState("tools/call", deadline, None),
+            own_control,
+            self._extension,
+            PollSchedule(self.poll, self._rng),
+        )
         own_control.attach(run.call)
+        self._runs.add(run)
         try:
             report = first
             while True:
@@ -174,6 +190,8 @@ class TaskRunner:
         except MCPClientError as exc:
             if not run.settled and not (handle is not None and handle.leave_running):
                 self.cancel_in_background(task_id, _reason(exc))
+            exc.may_have_run = True  # the server made a task of the call: whatever came after, it may have run
+            exc.with_context(method="tools/call", elapsed=deadline.elapsed(self._session.now()))
             raise
         except anyio.get_cancelled_exc_class():
             if not run.settled and not (handle is not None and handle.leave_running):
@@ -181,6 +199,9 @@ class TaskRunner:
             raise
         finally:
             deadline.finish()
+            self._runs.discard(run)
+            if not self._runs:
+                self._runs_ended.set()
 
     async def _advance(self, run: _Run, report: Task, control: RequestControl) -> JSONObject | None:
         """Take in one report of the task; return the tool's result when the task is done, None to poll on."""
@@ -258,7 +279,7 @@ class TaskRunner:
         try:
             raw = await self._request(run, "tasks/get", {"taskId": run.task_id}, control)
         except TransportError:
-            if self._session.closed_error is not None:
+            if self._gone:
                 raise  # the connection is gone for good: no poll will be answered
             run.schedule.failed(self._session.now())
             return None
@@ -277,7 +298,7 @@ class TaskRunner:
         try:
             result = await self._request(run, "tasks/result", {"taskId": run.task_id}, control, no_idle=waiting)
         except TransportError:
-            if not waiting or self._session.closed_error is not None:
+            if not waiting or self._gone:
                 raise
             run.schedule.failed(self._session.now())
             return None
@@ -298,7 +319,7 @@ class TaskRunner:
         try:
             await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses}, control)
         except TransportError:
-            if self._session.closed_error is not None:
+            if self._gone:
                 raise
             run.keys.release(requests)  # not delivered: answer again when a poll asks again
             run.schedule.failed(self._session.now())
@@ -343,9 +364,26 @@ class TaskRunner:
         self._session.emit(TaskCancelSent(task_id, reason, True))
 
     def cancel_in_background(self, task_id: str, reason: str) -> None:
-        """Send ``tasks/cancel`` from the client's task group, bounded by ``cancel_timeout``; never raises."""
+        """Send ``tasks/cancel`` from the client's task group, bounded by ``cancel_timeout``; never raises (when the
+        client is already shut down, nothing can be sent: the task is reported as not acknowledged)."""
+        try:
+            self._task_group.start_soon(self._send_cancel, task_id, reason)
+        except RuntimeError:  # the task group has ended: the connection with it
+            logger.debug("tasks/cancel for task %s not sent: the client is closed", task_id)
+            self._session.emit(TaskCancelSent(task_id, reason, False))
+            return
         self._cancels_pending += 1
-        self._task_group.start_soon(self._send_cancel, task_id, reason)
+
+    async def close(self, reason: str, timeout: float) -> None:
+        """Stop every drive under way (their tasks are cancelled with ``tasks/cancel``, unless detached) and wait,
+        at most ``timeout`` s, until they have ended; from now on no poll is sent again after a failure."""
+        self._closing = True
+        for run in list(self._runs):
+            run.control.cancel(reason)
+        with anyio.move_on_after(timeout):
+            while self._runs:
+                self._runs_ended = anyio.Event()
+                await self._runs_ended.wait()
 
     async def _send_cancel(self, task_id: str, reason: str) -> None:
         acknowledged = False

@@ -168,7 +168,9 @@ def decide(
     """Decide whether attempt number ``attempt`` (1-based), which failed with ``error``, is sent again."""
     if not is_retryable_cause(error, policy):
         return RetryDecision(Verdict.NOT_RETRYABLE)
-    written = not isinstance(error, TransportError) or error.written
+    written = error.may_have_run  # recorded by the call's attempts; else the error's kind says
+    if written is None:
+        written = not isinstance(error, TransportError) or error.written
     safe = not written or (policy.idempotent if policy.idempotent is not None else idempotent)
     if not safe:
         return RetryDecision(Verdict.MAY_HAVE_RUN)

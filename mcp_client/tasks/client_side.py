@@ -130,6 +130,12 @@ class TaskMethods:
         self._task_runner = task_runner
         stack.push_async_callback(task_runner.drain, cancel_timeout)
 
+    async def _close_tasks(self, reason: str, timeout: float) -> None:
+        """Stop the task-backed calls under way, wherever they are awaited: each task gets its ``tasks/cancel``
+        (unless its call was detached) while the connection still carries it."""
+        if self._task_runner is not None:
+            await self._task_runner.close(reason, timeout)
+
     def _learn_task_support(self, tools: list[mcp_types.Tool]) -> None:
         """Remember each listed tool's ``execution.taskSupport`` (2025-11-25)."""
         self._task_support = {tool.name: tool.execution.task_support if tool.execution else None for tool in tools}

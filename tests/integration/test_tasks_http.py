@@ -9,7 +9,17 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_client import Client, Event, MaxTimeout, TaskCreated, TimeoutPolicy, TransportFailure, http
+from mcp_client import (
+    Client,
+    Event,
+    HeaderMismatch,
+    MaxTimeout,
+    TaskCreated,
+    TimeoutPolicy,
+    TransportFailure,
+    http,
+)
+from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.testing.http_peer import HttpFault, HttpPeer
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
@@ -65,3 +75,17 @@ async def test_a_new_client_resumes_a_task_over_http(events: list[Event]) -> Non
         async with _client(url, events) as second:
             result = await second.task_result(task_id, timeout=5)
     assert text_of(result) == "task done: ok"
+
+
+async def test_a_poll_answered_header_mismatch_never_sends_the_tool_call_again(events: list[Event]) -> None:
+    """The header re-list is about the tools/call request; a poll that fails is the task's phase: one task only."""
+    peer = HttpPeer(ScriptedPeer(tasks=True))
+    async with peer.serving() as url, _client(url, events) as client:
+        with pytest.raises(HeaderMismatch) as caught:
+            await client.call_tool("task_work", {"seconds": 5, "poll_errors": [-32020, -32020]})
+        await anyio.sleep(0.2)
+    assert len(peer.stats.posts("tools/call")) == 1
+    assert list(peer.peer.tasks.tasks) == ["task-1"]
+    assert caught.value.tool == "task_work"
+    assert may_have_run(caught.value) is Ran.MAYBE  # the task was created: it may have run
+    assert peer.peer.tasks.tasks["task-1"].status == "cancelled"
