@@ -222,14 +222,15 @@ class TaskRunner:
         if status is State.COMPLETED:
             run.settled = True
             if not run.extension:
-                return await self._fetch_result(run, control)
+                return await self._fetch_result(run, control)  # (None: the read failed; poll, then read again)
             if report.result is None:
                 raise ProtocolError(f"task {run.task_id!r} completed without a result")
             return report.result
         if status is State.FAILED:
             run.settled = True
             if not run.extension:
-                await self._fetch_result(run, control)  # raises the task's error
+                if await self._fetch_result(run, control) is None:  # else it raised the task's error
+                    return None
                 raise ProtocolError(f"task {run.task_id!r} failed, but tasks/result returned a result")
             raise _failed(run.task_id, report.error, report.status_message)
         if status is State.CANCELLED:
@@ -240,9 +241,11 @@ class TaskRunner:
             if not run.extension:
                 # 2025-11-25: the server sends its requests on the stream of tasks/result, which ends with the task.
                 return await self._fetch_result(run, control, waiting=True)
-            fresh = run.keys.fresh(report.input_requests or {})
-            if fresh:
-                await self._answer(run, fresh, control)
+            requests = report.input_requests or {}
+            fresh = run.keys.fresh(requests)
+            kept = run.keys.to_resend(requests)
+            if fresh or kept:
+                await self._answer(run, fresh, kept, control)
         return None
 
     async def _wait_for_poll(self, run: _Run) -> None:
@@ -293,12 +296,12 @@ class TaskRunner:
         """2025-11-25 ``tasks/result``: the tool's result, or the task's error as :class:`TaskFailed`.
 
         While the task waits for input (``waiting``) the request stays open until the task ends, so no idle limit
-        applies to it; a transport failure then means "poll on" (None).
+        applies to it. A read is safe to repeat: a transport failure means "poll on, then read again" (None).
         """
         try:
             result = await self._request(run, "tasks/result", {"taskId": run.task_id}, control, no_idle=waiting)
         except TransportError:
-            if not waiting or self._gone:
+            if self._gone:
                 raise
             run.schedule.failed(self._session.now())
             return None
@@ -311,19 +314,23 @@ class TaskRunner:
         run.settled = True
         return result
 
-    async def _answer(self, run: _Run, requests: JSONObject, control: RequestControl) -> None:
-        """2026-07-28: answer the task's new input requests through the host's handlers, then ``tasks/update``."""
-        with self._session.waiting_on_a_person([run.call]):
-            answered = await answer_input_round(run.call, {}, {"inputRequests": requests}, self._input_handler)
-        responses = answered.get("inputResponses") or {}
+    async def _answer(self, run: _Run, requests: JSONObject, kept: JSONObject, control: RequestControl) -> None:
+        """2026-07-28: answer the task's new input requests through the host's handlers, then ``tasks/update`` with
+        those answers and the ``kept`` ones an earlier update failed to deliver (the person is never asked twice)."""
+        responses = dict(kept)
+        if requests:
+            with self._session.waiting_on_a_person([run.call]):
+                answered = await answer_input_round(run.call, {}, {"inputRequests": requests}, self._input_handler)
+            responses.update(answered.get("inputResponses") or {})
         try:
             await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses}, control)
         except TransportError:
             if self._gone:
                 raise
-            run.keys.release(requests)  # not delivered: answer again when a poll asks again
+            run.keys.hold(responses)  # not delivered: sent again, as they are, when a poll still asks for them
             run.schedule.failed(self._session.now())
             return
+        run.keys.delivered()
         run.schedule.answered(self._session.now(), interval=None, changed=True)
 
     async def _request(

@@ -239,9 +239,11 @@ def _before(a: datetime, b: datetime) -> bool:
 
 @dataclass(slots=True)
 class InputKeys:
-    """Which input requests of a task still need an answer. A key is answered at most once over the task's life."""
+    """Which input requests of a task still need an answer. A key is answered at most once over the task's life:
+    an answer that could not be delivered is kept and sent again, never asked of the person twice."""
 
     _taken: set[str] = field(default_factory=set)
+    _undelivered: dict[str, Any] = field(default_factory=dict)
 
     def fresh(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """The requests whose keys were never taken before; they are taken now (being answered)."""
@@ -249,9 +251,18 @@ class InputKeys:
         self._taken.update(new)
         return new
 
-    def release(self, keys: Iterable[str]) -> None:
-        """The answers to ``keys`` could not be delivered: let a later poll ask again."""
-        self._taken.difference_update(keys)
+    def hold(self, responses: Mapping[str, Any]) -> None:
+        """These answers could not be delivered (``tasks/update`` failed on the transport): keep them to send again."""
+        self._undelivered.update(responses)
+
+    def to_resend(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """The kept answers to the requests the task still asks for (the others it no longer needs: dropped)."""
+        self._undelivered = {key: answer for key, answer in self._undelivered.items() if key in requests}
+        return dict(self._undelivered)
+
+    def delivered(self) -> None:
+        """The kept answers reached the server."""
+        self._undelivered.clear()
 
     def __contains__(self, key: object) -> bool:
         return key in self._taken
