@@ -116,7 +116,8 @@ async def test_answers_a_failed_tasks_update_lost_are_sent_again_not_asked_again
     assert text_of(result) == "task done: answered"
     assert asked == ["Colour?"]
     assert [log.fault for log in peer.stats.posts("tasks/update")] == ["http_500", None]
-    assert peer.peer.tasks.tasks["task-1"].input_responses == [{"k1": {"action": "accept", "content": {"colour": "c1"}}}]
+    delivered = peer.peer.tasks.tasks["task-1"].input_responses
+    assert delivered == [{"k1": {"action": "accept", "content": {"colour": "c1"}}}]
 
 
 async def test_a_legacy_result_read_that_fails_on_the_transport_is_read_again(events: list[Event]) -> None:
