@@ -47,6 +47,7 @@ class TaskMethods:
     tasks: TaskPolicy
     """Whether and how tool calls run as tasks."""
     _task_support: dict[str, str | None]
+    _tools_listed: bool
     _task_runner: TaskRunner | None
 
     if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class TaskMethods:
         """Take the ``tasks=`` argument; return ``capabilities`` with the tasks extension declared (unless off)."""
         self.tasks = tasks if isinstance(tasks, TaskPolicy) else TaskPolicy(enabled=bool(tasks))
         self._task_support = {}
+        self._tools_listed = False
         self._task_runner = None
         return declared_capabilities(capabilities, self.tasks)
 
@@ -137,8 +139,15 @@ class TaskMethods:
             await self._task_runner.close(reason, timeout)
 
     def _learn_task_support(self, tools: list[mcp_types.Tool]) -> None:
-        """Remember each listed tool's ``execution.taskSupport`` (2025-11-25)."""
+        """Remember each listed tool's ``execution.taskSupport`` (2025-11-25), and that the tools were listed: a
+        name missing from the listing is not listed again for every call of it."""
         self._task_support = {tool.name: tool.execution.task_support if tool.execution else None for tool in tools}
+        self._tools_listed = True
+
+    def _forget_task_support(self) -> None:
+        """The server's tools changed (``list_changed``, or the cached listing was dropped): learn them again."""
+        self._task_support = {}
+        self._tools_listed = False
 
     @property
     def _tasks(self) -> TaskRunner:
@@ -152,7 +161,7 @@ class TaskMethods:
         tool was not listed yet. At 2026-07-28 the server decides: nothing is added."""
         if self.era.tasks_extension or not self.tasks.enabled:
             return False
-        if name not in self._task_support and _serves_tasks(self.server_capabilities):
+        if not self._tools_listed and name not in self._task_support and _serves_tasks(self.server_capabilities):
             await self.list_tools(timeout=timeout)
         if not wants_task(self.tasks, name, self._task_support.get(name)):
             return False

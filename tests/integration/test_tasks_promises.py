@@ -20,9 +20,13 @@ from mcp_client import (
     RequestCancelled,
     TaskCancelSent,
     TimeoutPolicy,
+    memory,
 )
 from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.line_server import JSON, LineServer, Notify, RpcError
+
+POLICY = TimeoutPolicy(idle=10, maximum=100, connect=30)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 
@@ -93,3 +97,39 @@ async def test_closing_the_client_ends_a_task_call_awaited_elsewhere_and_cancels
     task = peer.tasks.tasks["task-1"]
     assert (task.cancel_requests, task.status) == (1, "cancelled")
     assert [(e.task_id, e.acknowledged) for e in events if isinstance(e, TaskCancelSent)] == [("task-1", True)]
+
+
+def _legacy_task_server() -> LineServer:
+    """A 2025-11-25 server that offers task-backed tool calls and lists two tools that allow them; a call of
+    ``changes`` says the tools changed (as the server answers)."""
+
+    async def handle(method: str, params: JSON, notify: Notify) -> JSON:
+        if method == "tools/list":
+            tool = {"inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}
+            return {"tools": [{"name": "plain", **tool}, {"name": "changes", **tool}]}
+        if method == "tools/call":
+            if params.get("name") == "changes":
+                await notify("notifications/tools/list_changed", {})
+            return {"content": []}
+        raise RpcError(-32601, method)
+
+    capabilities = {"tools": {"listChanged": True}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    return LineServer(handle, era="legacy", capabilities=capabilities)
+
+
+async def test_a_tool_missing_from_the_listing_does_not_list_the_tools_again_on_every_call() -> None:
+    server = _legacy_task_server()
+    async with Client(memory(server.serve), timeout=POLICY, cache=False) as client:
+        for _ in range(3):
+            await client.call_tool("unlisted")
+    assert server.methods().count("tools/list") == 1
+    assert server.methods().count("tools/call") == 3
+
+
+async def test_list_changed_drops_the_task_support_hints_they_are_learnt_again() -> None:
+    server = _legacy_task_server()
+    async with Client(memory(server.serve), timeout=POLICY, cache=False) as client:
+        await client.call_tool("plain")  # lists the tools first: "plain" allows a task
+        await client.call_tool("changes")  # the server says its tools changed
+        await client.call_tool("plain")  # stale hints are worse than none: listed again
+    assert server.methods().count("tools/list") == 2
