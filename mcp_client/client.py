@@ -323,6 +323,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
             self._session_generation += 1
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
+        self._task_status_hint(method, params)
         if self._cached.cache is not None:  # (its listener forgets the tool hints)
             self._cached.cache.on_notification(method, params, server=self._cached.server)
         elif method == "notifications/tools/list_changed":

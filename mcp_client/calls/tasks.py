@@ -100,6 +100,8 @@ class _Run:
     keys: InputKeys = field(default_factory=InputKeys)
     settled: bool = False
     """True once the server reported an end (or does not know the task): nothing left to cancel."""
+    hinted: bool = False
+    """A status notification named the task since the last poll: poll now."""
 
 
 class TaskRunner:
@@ -262,7 +264,7 @@ class TaskRunner:
                 limit = maximum if maximum is not None else call.deadline.elapsed(now)
                 raise MaxTimeout(f"tools/call: the {limit:g} s maximum passed (task {run.task_id!r})", timeout=limit)
             due = run.schedule.next_poll_at(call.deadline.hard_deadline(now))
-            if call.cancel_reason is None and due > now:
+            if call.cancel_reason is None and due > now and not run.hinted:
                 # The loop's own timer and future, as a request's wait (no cancel scope per poll); a cancel through
                 # the control settles the placeholder request, which wakes the wait at once.
                 waiter = self._new_waiter()
@@ -274,7 +276,9 @@ class TaskRunner:
             if call.cancel_reason is not None:
                 reason = call.cancel_reason
                 raise RequestCancelled(f"tools/call was cancelled: {reason} (task {run.task_id!r})", reason=reason)
-            if self._session.now() >= due and call.deadline.expired(self._session.now()) is None:
+            now = self._session.now()
+            if (run.hinted or now >= due) and call.deadline.expired(now) is None:
+                run.hinted = False
                 return
 
     async def _poll(self, run: _Run, control: RequestControl) -> Task | None:
@@ -380,6 +384,15 @@ class TaskRunner:
             self._session.emit(TaskCancelSent(task_id, reason, False))
             return
         self._cancels_pending += 1
+
+    def status_hint(self, params: JSONObject) -> None:
+        """A status notification (``notifications/tasks/status``, or ``notifications/tasks`` on a listen stream)
+        named a task: the drives of that task poll at once. Only a hint: what the poll answers is what counts."""
+        task_id = params.get("taskId")
+        for run in self._runs:
+            if run.task_id == task_id:
+                run.hinted = True
+                run.call.nudge()
 
     async def close(self, reason: str, timeout: float) -> None:
         """Stop every drive under way (their tasks are cancelled with ``tasks/cancel``, unless detached) and wait,

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskMethods", "TaskPolicy"]
 
+_STATUS_NOTIFICATIONS = frozenset({"notifications/tasks/status", "notifications/tasks"})
+"""2025-11-25's status notification, and 2026-07-28's (on a ``subscriptions/listen`` stream)."""
+
 
 class TaskMethods:
     """Task-backed tool calls for :class:`~mcp_client.Client` (a mixin: the client provides the rest)."""
@@ -131,6 +134,11 @@ class TaskMethods:
         )
         self._task_runner = task_runner
         stack.push_async_callback(task_runner.drain, cancel_timeout)
+
+    def _task_status_hint(self, method: str, params: JSONObject) -> None:
+        """A task status notification wakes the poll of its task (it is never relied on: polling goes on)."""
+        if method in _STATUS_NOTIFICATIONS and self._task_runner is not None:
+            self._task_runner.status_hint(params)
 
     async def _close_tasks(self, reason: str, timeout: float) -> None:
         """Stop the task-backed calls under way, wherever they are awaited: each task gets its ``tasks/cancel``

@@ -16,6 +16,7 @@ Its arguments script what real servers will not do on demand:
 * ``ignore_cancel``: acknowledge ``tasks/cancel`` and carry on.
 * ``silent_cancel``: never answer ``tasks/cancel`` (and carry on).
 * ``silent_polls_after``: answer that many ``tasks/get``, then no more (a server that hangs).
+* ``notify_status``: when ``seconds`` are up, send ``notifications/tasks/status`` (``completed``) on the connection.
 * ``poll_errors``: a list of JSON-RPC error codes: the first ``tasks/get`` requests are answered with them, in
   order (``-32020``: a header mismatch of a poll), then the task is reported as usual.
 
@@ -55,6 +56,7 @@ TASK_TOOLS: tuple[JsonObject, ...] = (
                 "silent_cancel": {"type": "boolean"},
                 "silent_polls_after": {"type": "integer"},
                 "poll_errors": {"type": "array"},
+                "notify_status": {"type": "boolean"},
                 "text": {"type": "string"},
             },
         },

@@ -133,3 +133,15 @@ async def test_list_changed_drops_the_task_support_hints_they_are_learnt_again()
         await client.call_tool("changes")  # the server says its tools changed
         await client.call_tool("plain")  # stale hints are worse than none: listed again
     assert server.methods().count("tools/list") == 2
+
+
+@pytest.mark.parametrize(("era", "version"), ERAS)
+async def test_a_status_notification_wakes_the_poll_of_its_task(connect: Connect, era: str, version: str) -> None:
+    peer = ScriptedPeer(era=era, tasks=True)  # type: ignore[arg-type]
+    async with connect(peer) as client:
+        started = anyio.current_time()
+        arguments = {"seconds": 1, "poll_interval_ms": 30_000, "notify_status": True}
+        await client.call_tool("task_work", arguments)
+        elapsed = anyio.current_time() - started
+    assert elapsed == pytest.approx(1, abs=0.01)  # not the 30 s the server asked to wait between polls
+    assert peer.tasks.tasks["task-1"].polls == 1
