@@ -134,21 +134,20 @@ async def test_a_call_moved_to_the_new_process_keeps_its_progress_stream() -> No
     transport = RestartableMemory(peer.serve, restart=policy)
     seen: list[tuple[float, float]] = []
     outcome: list[str] = []
-    async with Client(transport, timeout=POLICY) as client:
-        async with anyio.create_task_group() as tg:
+    async with Client(transport, timeout=POLICY) as client, anyio.create_task_group() as tg:
 
-            async def watched() -> None:
-                arguments = {"seconds": 3, "progress_every": 0.5}
-                async with client.tool_call("slow", arguments, retry=RetryPolicy(idempotent=True)) as call:
-                    async for update in call.progress():
-                        seen.append((anyio.current_time(), update.progress))
-                    outcome.append(text_of(await call.result()))
+        async def watched() -> None:
+            arguments = {"seconds": 3, "progress_every": 0.5}
+            async with client.tool_call("slow", arguments, retry=RetryPolicy(idempotent=True)) as call:
+                async for update in call.progress():
+                    seen.append((anyio.current_time(), update.progress))
+                outcome.append(text_of(await call.result()))
 
-            tg.start_soon(watched)
-            await anyio.sleep(1.2)
-            with pytest.raises(TransportError):
-                await client.call_tool("die")
-            died = anyio.current_time()
+        tg.start_soon(watched)
+        await anyio.sleep(1.2)
+        with pytest.raises(TransportError):
+            await client.call_tool("die")
+        died = anyio.current_time()
     assert outcome == ["done"]
     assert any(at < died for at, _ in seen)
     after = [progress for at, progress in seen if at > died]
