@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,26 +21,29 @@ import anyio.abc
 import mcp_types
 from pydantic import BaseModel
 
-from mcp_client._results import idempotent_hint, tool_params, tool_result
+from mcp_client._results import idempotent_hint, tool_params
 from mcp_client._server_view import ServerView
 from mcp_client._start_failure import close_and_raise
+from mcp_client._tool_path import ToolPath
 from mcp_client._version import __version__
 from mcp_client.cache import ResultCache, authorization_context
 from mcp_client.cached_requests import CachedRequests
 from mcp_client.call import Call
 from mcp_client.calls import CallRunner
-from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError
+from mcp_client.calls.tasks import TaskControl
+from mcp_client.errors import ConnectError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
 from mcp_client.features import ServerFeatures
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
+from mcp_client.inflight import RequestControl
 from mcp_client.logs import LogLevel
 from mcp_client.output_schema import OutputValidator
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
-from mcp_client.progress import ProgressCallback
+from mcp_client.progress import ProgressCallback, ProgressSink
 from mcp_client.protocol import negotiate
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
@@ -58,7 +61,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerView, ServerFeatures, Listening, TaskMethods):
+class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath):
     """A connection to one MCP server.
 
     ```python
@@ -392,52 +395,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
-        asked = await self._ask_for_task(name, params, timeout)
-        try:
-            result, policy = await self._send_tool_call(name, params, timeout, retry, on_progress, started_at)
-            # The task phase is outside the header re-list: a poll that fails never sends tools/call again.
-            result = await self._finish_as_task(name, result, policy, started_at, asked)
-            return self._checked(name, tool_result(name, result, raise_on_error))
-        except MCPClientError as exc:
-            exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
-            explained = self._explained(exc)
-            if explained is exc:
-                raise
-            raise explained from None
-
-    async def _send_tool_call(
-        self,
-        name: str,
-        params: JSONObject,
-        timeout: TimeoutArg,
-        retry: RetryArg,
-        on_progress: ProgressCallback | None,
-        started_at: float,
-    ) -> tuple[JSONObject, TimeoutPolicy]:
-        """The ``tools/call`` request itself (its first answer, and the policy it ran under); once more after
-        learning the tool's headers again when the server says they do not match."""
-        for relisted in (False, True):
-            policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
-            try:
-                result = await self._calls_runner.run(
-                    "tools/call",
-                    params,
-                    policy=policy,
-                    retry=retry_policy,
-                    idempotent=self.is_idempotent(name),
-                    headers=headers,
-                    started_at=started_at,
-                    on_progress=on_progress,
-                    renew=self._renew_session,
-                )
-            except HeaderMismatch:
-                if relisted or not self._sends_tool_headers:
-                    raise
-                # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                await self.list_tools(timeout=timeout, cache=False)
-                continue
-            return result, policy
-        raise AssertionError("unreachable")
+        return await self._run_tool(name, params, timeout, retry, raise_on_error, started_at, on_progress=on_progress)
 
     def tool_call(
         self,
@@ -462,23 +420,34 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods):
         """
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
-        policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
+        prepared = self._prepare("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        handle = TaskControl()
+
+        def run(started_at: float, sink: ProgressSink, control: RequestControl) -> Awaitable[mcp_types.CallToolResult]:
+            return self._run_tool(
+                name,
+                params,
+                timeout,
+                retry,
+                raise_on_error,
+                started_at,
+                on_progress=on_progress,
+                sink=sink,
+                control=control,
+                handle=handle,
+                prepared=prepared,
+            )
+
         call = Call(
             self._calls_runner,
             self._task_group,
             "tools/call",
-            params,
-            policy=policy,
-            parse=lambda result: self._checked(name, tool_result(name, result, raise_on_error)),
-            on_progress=on_progress,
+            run,
+            policy=prepared[0],
             progress_interval=self._progress_interval,
-            retry=retry_policy,
-            idempotent=self.is_idempotent(name),
-            headers=headers,
-            renew_session=self._renew_session,
-            task=self._task_hooks(name, policy, timeout),
+            task=handle,
         )
         self._calls.add(call)
         return call

@@ -222,6 +222,12 @@ class Deadline:
             return True
         return False
 
+    def slow_at(self) -> float:
+        """Absolute time of the soft deadline still to report (``inf``: none, or already reported)."""
+        if self._slow_reported or self._finished or self.policy.notify_after is None:
+            return math.inf
+        return self.started_at + self.policy.notify_after
+
     def next_wakeup(self, now: float) -> float:
         """The earliest absolute time at which :meth:`expired` or :meth:`take_slow` could change (or ``inf``)."""
         if self._finished:

@@ -16,17 +16,14 @@ import mcp_types
 
 from mcp_client._results import tool_result
 from mcp_client.calls.runner import CallRunner
-from mcp_client.calls.tasks import TaskControl, TaskHooks, TaskRunner
+from mcp_client.calls.tasks import TaskRunner
 from mcp_client.errors import MCPClientError, MissingClientCapability
-from mcp_client.events import TaskCreated
 from mcp_client.handlers import InputHandlers
-from mcp_client.inflight import RequestControl
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.tasks.model import (
     Task,
     TaskPolicy,
-    creation_of,
     declared_capabilities,
     explain_missing_tasks,
     wants_task,
@@ -84,7 +81,7 @@ class TaskMethods:
             MaxTimeout, IdleTimeout: The policy ran out (the task is then cancelled, as for any call).
         """
         started_at = self.session.now()
-        result = await self._tasks.drive(task_id, None, policy=self.resolve_timeout(timeout), started_at=started_at)
+        result = await self._tasks.result(task_id, policy=self.resolve_timeout(timeout), started_at=started_at)
         return tool_result(f"task {task_id}", result, raise_on_error)
 
     async def get_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> Task:
@@ -175,39 +172,6 @@ class TaskMethods:
             return False
         params["task"] = {"ttl": self.tasks.ttl_ms(self.resolve(name, timeout=timeout)[0].maximum)}
         return True
-
-    async def _finish_as_task(
-        self,
-        name: str,
-        result: JSONObject,
-        policy: TimeoutPolicy,
-        started_at: float,
-        asked: bool,
-        control: RequestControl | None = None,
-        handle: TaskControl | None = None,
-    ) -> JSONObject:
-        """``result`` itself, or, when it created a task, the task's result once polled to its end."""
-        task = creation_of(result, modern=self.era.tasks_extension, asked=asked)
-        if task is None:
-            return result
-        if handle is not None:
-            handle.task_id = task.task_id
-        self.session.emit(TaskCreated(task.task_id, name, task.ttl))
-        return await self._tasks.drive(
-            task.task_id, task, policy=policy, started_at=started_at, control=control, handle=handle
-        )
-
-    def _task_hooks(self, name: str, policy: TimeoutPolicy, timeout: TimeoutArg) -> TaskHooks:
-        """What a ``tool_call`` handle runs before its request and after its first answer, and its task record."""
-        handle = TaskControl()
-
-        async def prepare(params: JSONObject) -> None:
-            handle.requested = await self._ask_for_task(name, params, timeout)
-
-        async def finish(result: JSONObject, started_at: float, control: RequestControl) -> JSONObject:
-            return await self._finish_as_task(name, result, policy, started_at, handle.requested, control, handle)
-
-        return TaskHooks(prepare, finish, handle)
 
 
 def _serves_tasks(capabilities: mcp_types.ServerCapabilities | None) -> bool:

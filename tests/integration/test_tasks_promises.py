@@ -18,6 +18,8 @@ from mcp_client import (
     Event,
     MaxTimeout,
     RequestCancelled,
+    RequestFinished,
+    Slow,
     TaskCancelSent,
     TimeoutPolicy,
     memory,
@@ -145,3 +147,36 @@ async def test_a_status_notification_wakes_the_poll_of_its_task(connect: Connect
         elapsed = anyio.current_time() - started
     assert elapsed == pytest.approx(1, abs=0.01)  # not the 30 s the server asked to wait between polls
     assert peer.tasks.tasks["task-1"].polls == 1
+
+
+@pytest.mark.parametrize(("era", "version"), ERAS)
+async def test_a_task_backed_call_is_one_call_one_request_finished_and_slow_in_the_task_phase(
+    connect: Connect, events: list[Event], era: str, version: str
+) -> None:
+    peer = ScriptedPeer(era=era, tasks=True)  # type: ignore[arg-type]
+    async with connect(peer) as client:
+        policy = TimeoutPolicy(idle=5, maximum=30, notify_after=2)
+        await client.call_tool("task_work", {"seconds": 4}, timeout=policy)
+    finished = [e for e in events if isinstance(e, RequestFinished) and e.method != "server/discover"]
+    if era == "legacy":
+        finished = [e for e in finished if e.method not in ("initialize", "tools/list")]
+    (only,) = finished
+    assert only.method == "tools/call"
+    assert only.error is None
+    assert 4 <= only.elapsed <= 6  # creation, polls (backing off while nothing changes) and result: one call
+    (slow,) = [e for e in events if isinstance(e, Slow)]
+    assert slow.elapsed == pytest.approx(2, abs=0.01)  # between two polls, on time
+    assert slow.method == "tools/call"
+
+
+async def test_the_handle_names_the_tool_on_its_errors_as_call_tool_does(connect: Connect) -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    async with connect(peer) as client:
+        await client.list_tools()
+        async with client.tool_call("task_work", {"seconds": 60}, timeout=2) as call:
+            with pytest.raises(MaxTimeout) as caught:
+                await call.result()
+    assert caught.value.tool == "task_work"
+    assert caught.value.tool_annotations is not None
+    assert "'task_work'" in caught.value.for_model
+    assert may_have_run(caught.value) is Ran.MAYBE
