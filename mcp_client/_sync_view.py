@@ -69,6 +69,28 @@ class SyncCall(Generic[ResultT]):
         self._cm.__exit__(exc_type, exc, traceback)
 
     @property
+    def method(self) -> str:
+        """The MCP method of the call (``tools/call``)."""
+        return self._call.method
+
+    @property
+    def policy(self) -> TimeoutPolicy:
+        """The timeout policy the call runs under."""
+        return self._call.policy
+
+    def detach(self) -> SyncCall[ResultT]:
+        """Let the call outlive its ``with`` block: it runs on (its maximum still holds) until it ends or the client
+        closes; call :meth:`result` later, from any thread. A task-backed call's task is left running when the call
+        stops here; only :meth:`cancel` cancels it. Returns the call."""
+        self._runner.call_sync(self._call.detach)
+        return self
+
+    @property
+    def detached(self) -> bool:
+        """True once :meth:`detach` was called."""
+        return self._call.detached
+
+    @property
     def done(self) -> bool:
         """True once the call ended, with a result or an error."""
         return self._call.done
