@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mcp_client.policy.backoff import exponential_bound
+
 __all__ = ["RestartLedger", "RestartPolicy"]
 
 
@@ -51,8 +53,9 @@ class RestartPolicy:
 
     def bound(self, restart_number: int) -> float:
         """The upper bound of the wait before restart number ``restart_number`` within a window (1 for the first)."""
-        exponent = min(restart_number - 1, 64)
-        return float(min(self.max_backoff, self.initial_backoff * self.multiplier**exponent))
+        return exponential_bound(
+            restart_number, initial=self.initial_backoff, multiplier=self.multiplier, cap=self.max_backoff
+        )
 
 
 @dataclass(slots=True)

@@ -13,8 +13,9 @@ tool. Of the causes, only transport failures (a broken stream at 2026-07-28 must
 overload answers (HTTP 429/503, ``Retry-After`` honoured, idempotent tools only) and, when the policy says so, idle
 timeouts are retryable. JSON-RPC errors, ``isError`` results, cancellation and the hard maximum never are.
 
-Backoff uses tenacity's full-jitter exponential strategy; every attempt must fit in the call's one maximum; a
-per-client :class:`RetryBudget` (gRPC's retry throttling) stops a failing server from drawing a retry storm.
+Backoff is the package's one full-jitter exponential wait (:mod:`.backoff`); every attempt must fit in the call's
+one maximum; a per-client :class:`RetryBudget` (gRPC's retry throttling) stops a failing server from drawing a
+retry storm.
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
-
-import tenacity
+from typing import Any
 
 from mcp_client.errors import IdleTimeout, MCPClientError, SessionExpired, TransportError
+from mcp_client.policy.backoff import full_jitter
 
 __all__ = ["DEFAULT_RETRY", "RetryBudget", "RetryDecision", "RetryPolicy", "Verdict", "decide"]
 
@@ -73,21 +73,11 @@ class RetryPolicy:
 
     def backoff(self, retry_number: int) -> float:
         """A random wait before retry number ``retry_number`` (1 for the first retry): full jitter."""
-        strategy = tenacity.wait_random_exponential(
-            multiplier=self.initial_backoff, max=self.max_backoff, exp_base=self.multiplier
-        )
-        return float(strategy(cast(tenacity.RetryCallState, _AttemptNumber(retry_number))))
+        return full_jitter(retry_number, initial=self.initial_backoff, multiplier=self.multiplier, cap=self.max_backoff)
 
 
 DEFAULT_RETRY = RetryPolicy()
 """The default: up to 3 attempts, only for the safe cases."""
-
-
-@dataclass(frozen=True, slots=True)
-class _AttemptNumber:
-    """What tenacity's wait strategies read of a retry state."""
-
-    attempt_number: int
 
 
 class Verdict(enum.Enum):

@@ -14,7 +14,7 @@ I/O, so it is tested on a fake clock:
 * :class:`InputKeys` - input requests are keyed, and a key is unique over the task's life: a key answered (or being
   answered) is never answered again, however many polls repeat it.
 
-Imports: the standard library only.
+Imports: the standard library and the package's one backoff (:mod:`.backoff`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+from mcp_client.policy.backoff import exponential_bound
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -157,7 +159,7 @@ class PollSchedule:
         """A poll failed on the transport at ``now`` (a read: safe to send again). Returns the next poll's time."""
         self._failures += 1
         ceiling = max(self.base_interval, self.policy.max_interval)
-        wait = min(ceiling, self.policy.failure_backoff * 2.0 ** (self._failures - 1))
+        wait = exponential_bound(self._failures, initial=self.policy.failure_backoff, multiplier=2.0, cap=ceiling)
         self._next_at = now + self._jittered(wait)
         return self._next_at
 
