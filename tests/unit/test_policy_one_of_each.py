@@ -1,4 +1,4 @@
-"""The single parsers the rest of the package relies on: ids from the wire, numbers from the wire, ``timeout=``."""
+"""The single parsers and the one backoff the package relies on: ids and numbers from the wire, ``timeout=``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from mcp_client.policy.progress import finite_number
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import RetryPolicy
 from mcp_client.policy.tasks import PollPolicy, PollSchedule
-from mcp_client.subscriptions.policy import ListenPolicy
 from mcp_client.policy.timeout import as_timeout_policy, timeout_over
+from mcp_client.subscriptions.policy import ListenPolicy
 
 
 @pytest.mark.parametrize(
