@@ -190,6 +190,8 @@ class TaskRunner:
 
     async def _advance(self, run: _Run, report: Task) -> JSONObject | None:
         """Take in one report of the task; return the tool's result when the task is done, None to poll on."""
+        if report.task_id != run.task_id:
+            raise ProtocolError(f"asked for task {run.task_id!r}, the server reported task {report.task_id!r}")
         change = run.tracker.observe(report.status, report.status_message, report.last_updated_at)
         if change is StatusChange.INVALID:
             raise ProtocolError(f"task {run.task_id!r}: unknown status {report.status!r}")

@@ -17,6 +17,7 @@ Its arguments script what real servers will not do on demand:
 * ``silent_cancel``: never answer ``tasks/cancel`` (and carry on).
 * ``silent_polls_after``: answer that many ``tasks/get``, then no more (a server that hangs).
 * ``notify_status``: when ``seconds`` are up, send ``notifications/tasks/status`` (``completed``) on the connection.
+* ``garble_ids_after``: answer that many ``tasks/get`` as usual, then report the task under another id.
 * ``poll_errors``: a list of JSON-RPC error codes: the first ``tasks/get`` requests are answered with them, in
   order (``-32020``: a header mismatch of a poll), then the task is reported as usual.
 
@@ -57,6 +58,7 @@ TASK_TOOLS: tuple[JsonObject, ...] = (
                 "silent_polls_after": {"type": "integer"},
                 "poll_errors": {"type": "array"},
                 "notify_status": {"type": "boolean"},
+                "garble_ids_after": {"type": "integer"},
                 "text": {"type": "string"},
             },
         },
@@ -145,7 +147,11 @@ class PeerTasks:
             if isinstance(silent_after, int) and task.polls >= silent_after:
                 return None
             self._advance(task, polled=True)
-            return self._shape(task, detailed=True)
+            shaped = self._shape(task, detailed=True)
+            garble_after = task.arguments.get("garble_ids_after")
+            if isinstance(garble_after, int) and task.polls > garble_after:
+                shaped["taskId"] = f"{task.task_id}-garbled"
+            return shaped
         if method == "tasks/update":
             responses = params.get("inputResponses")
             task.input_responses.append(dict(responses) if isinstance(responses, dict) else {})

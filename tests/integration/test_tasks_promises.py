@@ -17,6 +17,7 @@ from mcp_client import (
     Client,
     Event,
     MaxTimeout,
+    ProtocolError,
     RequestCancelled,
     RequestFinished,
     Slow,
@@ -180,3 +181,17 @@ async def test_the_handle_names_the_tool_on_its_errors_as_call_tool_does(connect
     assert caught.value.tool_annotations is not None
     assert "'task_work'" in caught.value.for_model
     assert may_have_run(caught.value) is Ran.MAYBE
+
+
+@pytest.mark.parametrize(("era", "version"), ERAS)
+async def test_a_report_of_another_task_id_is_a_protocol_error_and_ours_is_cancelled(
+    connect: Connect, era: str, version: str
+) -> None:
+    peer = ScriptedPeer(era=era, tasks=True)  # type: ignore[arg-type]
+    async with connect(peer) as client:
+        with pytest.raises(ProtocolError, match="task-1-garbled") as caught:
+            await client.call_tool("task_work", {"seconds": 60, "garble_ids_after": 1})
+        await anyio.sleep(0.1)
+    assert may_have_run(caught.value) is Ran.MAYBE
+    task = peer.tasks.tasks["task-1"]
+    assert (task.cancel_requests, task.status) == (1, "cancelled")
