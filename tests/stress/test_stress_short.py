@@ -1,5 +1,6 @@
 """The stress suite's short form, in CI: ``python -m benchmarks.stress --short`` on asyncio and trio, over the
-in-memory transport, stdio and HTTP (about 20 s). It must pass, and must really have run every scenario.
+in-memory transport, stdio and HTTP (about 40 s), task servers that misbehave and a supervised server killed
+mid-task included. It must pass, and must really have run every scenario.
 
 The long form is for a developer: ``python -m benchmarks.stress --soak-seconds 300 --trace-memory``.
 """
@@ -32,4 +33,10 @@ def test_the_short_stress_run_passes_and_counts_every_scenario(tmp_path: Path) -
         assert soak["counts"]["calls"] > 100
         assert soak["counts"]["increments_run"] <= soak["counts"]["increments_sent"]
         assert soak["figures"]["fds_after"] == soak["figures"]["fds_before"]
+        for transport in ("memory", "http"):
+            storm = tallies[f"tasks/{transport}"]["counts"]
+            assert storm["calls"] == storm["tasks_created"] == 28  # two rounds of 14 task-backed calls
+            assert sum(n for name, n in storm.items() if name.startswith("ended:")) == 28
+        assert tallies["tasks/http"]["counts"]["polls_cut"] >= 1  # the drops mid-poll really happened
+        assert tallies["tasks_supervised/stdio"]["counts"]["rounds"] == 2
         assert all(not tally["failures"] for tally in tallies.values())
