@@ -50,10 +50,11 @@ from mcp_client.inflight import CallState, RequestControl, WireRequest
 from mcp_client.policy import TimeoutKind, TimeoutPolicy
 from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSchedule, StatusChange, StatusTracker
 from mcp_client.policy.tasks import TaskState as State
-from mcp_client.tasks.model import Task, creation_of, task_of
+from mcp_client.tasks.model import Task
 from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
+    from mcp_client.protocol.era import Era
     from mcp_client.session import Session
 
 __all__ = ["TaskControl", "TaskRunner", "task_not_found"]
@@ -127,8 +128,15 @@ class TaskRunner:
         return self._closing or self._session.closed_error is not None
 
     @property
+    def _era(self) -> Era:
+        """The era of the current session: what a task looks like on its wire, which flavour of tasks it has."""
+        era = self._session.era
+        assert era is not None  # (tasks are driven on a session that negotiated)
+        return era
+
+    @property
     def _extension(self) -> bool:
-        return self._session.era is not None and self._session.era.tasks_extension
+        return self._era.tasks_extension
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
@@ -138,7 +146,7 @@ class TaskRunner:
         its end. ``asked``: 2025-11-25, whether the call asked for a task; ``control`` cancels the call."""
 
         async def phase(call: CallState, answer: JSONObject) -> JSONObject:
-            task = creation_of(answer, modern=self._extension, asked=asked)
+            task = self._era.created_task(answer, asked=asked)
             if task is None:
                 return answer
             if handle is not None:
@@ -153,7 +161,7 @@ class TaskRunner:
         to its end, as above."""
 
         async def phase(call: CallState, answer: JSONObject) -> JSONObject:
-            return await self._drive(call, task_id, task_of(answer, modern=self._extension), control, None)
+            return await self._drive(call, task_id, self._era.task_of(answer), control, None)
 
         return phase
 
@@ -283,7 +291,7 @@ class TaskRunner:
         except InvalidParams as exc:
             run.settled = True
             raise task_not_found(exc, run.task_id) from None
-        return task_of(raw, modern=run.extension)
+        return self._era.task_of(raw)
 
     async def _fetch_result(self, run: _Run, *, waiting: bool = False) -> JSONObject | None:
         """2025-11-25 ``tasks/result``: the tool's result, or the task's error as :class:`TaskFailed`.
@@ -349,7 +357,7 @@ class TaskRunner:
             raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
         except InvalidParams as exc:
             raise task_not_found(exc, task_id) from None
-        return task_of(raw, modern=self._extension)
+        return self._era.task_of(raw)
 
     async def result(self, task_id: str, *, policy: TimeoutPolicy, started_at: float) -> JSONObject:
         """Pick the task up by its id and poll it to its end, as one call (a first ``tasks/get``, then the drive);
