@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mcp_client.outcomes import for_model
+
 if TYPE_CHECKING:
     import mcp_types
 
@@ -71,6 +73,8 @@ class Attempt:
 class MCPClientError(Exception):
     """Base class of every error raised by mcp_client."""
 
+    outcome: ClassVar[str] = "failed"
+    """What happened, as :mod:`mcp_client.outcomes` words it for a model (its key into that module's sentences)."""
     refusal: ClassVar[bool] = False
     """True for errors that say the request was refused as it stood (or never reached a session that could run it):
     an answer of this kind means that request did not run."""
@@ -113,8 +117,6 @@ class MCPClientError(Exception):
     def for_model(self) -> str:
         """A short plain text for a model: what happened, whether the server was told to stop, and whether the
         tool may have run and should be checked before it is called again (see :mod:`mcp_client.outcomes`)."""
-        from mcp_client.outcomes import for_model
-
         return for_model(self)
 
     def about_tool(self, name: str, annotations: mcp_types.ToolAnnotations | None) -> MCPClientError:
@@ -143,11 +145,15 @@ class ConnectError(MCPClientError):
     """The transport could not be brought up: the process would not start, the host would not answer, or the
     discover/initialize exchange failed."""
 
+    outcome = "connect"
+
     refusal = True
 
 
 class TransportError(MCPClientError):
     """The channel carrying the request failed: the process died, the connection dropped, the stream broke."""
+
+    outcome = "transport"
 
     def __init__(
         self,
@@ -174,6 +180,8 @@ class SessionExpired(TransportError):
     with ``status_code=404`` and ``written=True``; the connection's ``session_expired`` flag is set.
     """
 
+    outcome = "session_expired"
+
     refusal = True
 
     def __init__(self, message: str, *, session_id: str, **context: Any) -> None:
@@ -186,6 +194,8 @@ class SessionExpired(TransportError):
 
 class RequestTimeout(MCPClientError, TimeoutError):
     """A request ran out of time. Catch this to handle both kinds of timeout."""
+
+    outcome = "timeout"
 
     kind: ClassVar[str] = "timeout"
 
@@ -204,11 +214,15 @@ class IdleTimeout(RequestTimeout):
 class MaxTimeout(RequestTimeout):
     """The call's hard ``maximum`` passed. Progress never extends it."""
 
+    outcome = "maximum"
+
     kind = "maximum"
 
 
 class RequestCancelled(MCPClientError):
     """The call was cancelled through its :class:`~mcp_client.Call` handle."""
+
+    outcome = "cancelled"
 
     def __init__(self, message: str, *, reason: str | None = None, **context: Any) -> None:
         super().__init__(message, **context)
@@ -247,6 +261,8 @@ class TaskNotFound(MCPClientError):
 
 class ServerError(MCPClientError):
     """The server answered with a JSON-RPC error. Known codes raise a subclass."""
+
+    outcome = "server"
 
     code: int
     data: Any
@@ -299,12 +315,16 @@ class InvalidRequest(ServerError):
 class MethodNotFound(ServerError):
     """The server does not implement the method, or the capability it needs (-32601)."""
 
+    outcome = "unavailable"
+
     known_code = -32601
     refusal = True
 
 
 class InvalidParams(ServerError):
     """Bad arguments: unknown tool or prompt, invalid cursor, missing fields, unknown resource at 2026 (-32602)."""
+
+    outcome = "arguments"
 
     known_code = -32602
     refusal = True
@@ -358,6 +378,8 @@ class UnsupportedProtocolVersion(ServerError):
 class ToolError(MCPClientError):
     """The tool ran and reported failure (``isError: true``). Raised only with ``raise_on_error=True``."""
 
+    outcome = "tool"
+
     def __init__(self, message: str, *, result: Any, **context: Any) -> None:
         super().__init__(message, **context)
         self.result = result
@@ -381,3 +403,5 @@ class StructuredOutputError(MCPClientError):
 
 class ProtocolError(MCPClientError):
     """The server broke the protocol: malformed JSON, an unknown ``resultType``, a result of the wrong shape."""
+
+    outcome = "protocol"

@@ -40,6 +40,7 @@ class OAuthError(MCPClientError):
     """Authorization with the MCP server's authorization server failed."""
 
     refusal = True  # no authorization: nothing ran
+    outcome = "authorization"
 
     def __init__(
         self,
