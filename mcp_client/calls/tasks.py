@@ -30,6 +30,7 @@ import anyio
 import anyio.abc
 
 from mcp_client._backend import current_backend
+from mcp_client._pending import Pending
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
 from mcp_client.calls.runner import CallRunner, Then
@@ -109,11 +110,10 @@ class TaskRunner:
         self.poll = poll
         self._rng = rng if rng is not None else random.Random()
         self._new_waiter = current_backend().new_waiter  # (created inside the loop, by the client's __aenter__)
-        self._cancels_pending = 0
-        self._cancels_drained = anyio.Event()
+        self._cancels_pending = Pending()
         self._runs: set[_Run] = set()
         """The drives under way (to stop them when the client closes)."""
-        self._runs_ended = anyio.Event()
+        self._runs_pending = Pending()
         self._closing = False
 
     @property
@@ -173,6 +173,7 @@ class TaskRunner:
         every error says the call may have run."""
         run = _Run(task_id, call, control, self._extension, PollSchedule(self.poll, self._rng))
         self._runs.add(run)
+        self._runs_pending.add()
         try:
             report: Task | None = first
             while True:
@@ -193,8 +194,7 @@ class TaskRunner:
             raise
         finally:
             self._runs.discard(run)
-            if not self._runs:
-                self._runs_ended.set()
+            self._runs_pending.done()
 
     async def _advance(self, run: _Run, report: Task) -> JSONObject | None:
         """Take in one report of the task; return the tool's result when the task is done, None to poll on."""
@@ -396,7 +396,7 @@ class TaskRunner:
             logger.debug("tasks/cancel for task %s not sent: the client is closed", task_id)
             self._session.emit(TaskCancelSent(task_id, reason, False))
             return
-        self._cancels_pending += 1
+        self._cancels_pending.add()
 
     def status_hint(self, params: JSONObject) -> None:
         """A status notification (``notifications/tasks/status``, or ``notifications/tasks`` on a listen stream)
@@ -413,10 +413,7 @@ class TaskRunner:
         self._closing = True
         for run in list(self._runs):
             run.control.cancel(reason)
-        with anyio.move_on_after(timeout):
-            while self._runs:
-                self._runs_ended = anyio.Event()
-                await self._runs_ended.wait()
+        await self._runs_pending.drained(timeout)
 
     async def _send_cancel(self, task_id: str, reason: str) -> None:
         acknowledged = False
@@ -429,16 +426,11 @@ class TaskRunner:
             logger.debug("tasks/cancel for task %s failed: %s", task_id, exc)
         finally:
             self._session.emit(TaskCancelSent(task_id, reason, acknowledged))
-            self._cancels_pending -= 1
-            if not self._cancels_pending:
-                self._cancels_drained.set()
+            self._cancels_pending.done()
 
     async def drain(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) until the background ``tasks/cancel`` requests have ended."""
-        with anyio.move_on_after(timeout):
-            while self._cancels_pending:
-                self._cancels_drained = anyio.Event()
-                await self._cancels_drained.wait()
+        await self._cancels_pending.drained(timeout)
 
 
 def task_not_found(error: InvalidParams, task_id: str, what: str = "does not know") -> TaskNotFound:
