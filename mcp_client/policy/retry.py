@@ -21,12 +21,12 @@ retry storm.
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_client.errors import IdleTimeout, MCPClientError, SessionExpired, TransportError
 from mcp_client.policy.backoff import full_jitter
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = ["DEFAULT_RETRY", "RetryBudget", "RetryDecision", "RetryPolicy", "Verdict", "decide"]
 
@@ -56,9 +56,7 @@ class RetryPolicy:
         if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or self.attempts < 1:
             raise ValueError(f"attempts must be an integer >= 1, got {self.attempts!r}")
         for name in ("initial_backoff", "max_backoff"):
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or math.isnan(value) or value < 0:
-                raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+            check_seconds(name, getattr(self, name), zero=True, infinite=True)
         if not self.multiplier >= 1:
             raise ValueError(f"multiplier must be >= 1, got {self.multiplier!r}")
 

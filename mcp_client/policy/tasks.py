@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_client.policy.backoff import exponential_bound
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -59,10 +60,7 @@ TERMINAL_STATUSES = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.
 
 
 def _check_seconds(name: str, value: float, *, allow_zero: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not allow_zero) or math.isinf(value):
-        raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
+    check_seconds(name, value, zero=allow_zero)
 
 
 @dataclass(frozen=True, slots=True)

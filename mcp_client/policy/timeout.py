@@ -26,16 +26,13 @@ import enum
 import math
 from dataclasses import dataclass, field, replace
 
+from mcp_client.policy.seconds import check_seconds
+
 __all__ = ["DEFAULT_TIMEOUT", "Deadline", "TimeoutKind", "TimeoutPolicy", "as_timeout_policy", "timeout_over"]
 
 
 def _check_duration(name: str, value: float | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number of seconds or None, not {type(value).__name__}")
-    if math.isnan(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    check_seconds(name, value, infinite=True, none=True)
 
 
 @dataclass(frozen=True, slots=True)

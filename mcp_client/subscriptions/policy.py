@@ -7,20 +7,17 @@ jittered, capped, growing wait, with a new request id.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp_client.policy.backoff import full_jitter
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = ["DEFAULT_LISTEN_POLICY", "ListenPolicy"]
 
 
 def _check_seconds(name: str, value: object, *, zero: bool) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not zero) or math.isinf(value):
-        raise ValueError(f"{name} must be a finite number of seconds {'>= 0' if zero else '> 0'}, got {value!r}")
+    check_seconds(name, value, zero=zero)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -15,6 +16,7 @@ from mcp_client.policy.ids import wire_id
 from mcp_client.policy.progress import finite_number
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import RetryPolicy
+from mcp_client.policy.seconds import NotSeconds
 from mcp_client.policy.tasks import PollPolicy, PollSchedule
 from mcp_client.policy.timeout import as_timeout_policy, timeout_over
 from mcp_client.subscriptions.policy import ListenPolicy
@@ -83,3 +85,24 @@ def test_retry_listen_restart_and_task_polls_wait_by_the_one_backoff(number: int
     for _ in range(number):
         next_at = schedule.failed(0.0)
     assert next_at == exponential_bound(number, initial=0.2, multiplier=2.0, cap=max(7.0, schedule.base_interval))
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        (lambda v: TimeoutPolicy(idle=v), "idle"),
+        (lambda v: RetryPolicy(max_backoff=v), "max_backoff"),
+        (lambda v: RestartPolicy(window=v), "window"),
+        (lambda v: PollPolicy(failure_backoff=v), "failure_backoff"),
+        (lambda v: ListenPolicy(open_timeout=v), "open_timeout"),
+    ],
+)
+def test_every_policy_checks_its_seconds_with_the_one_validator(build: Any, name: str) -> None:
+    for not_a_number in ("5", True, [5]):
+        with pytest.raises(NotSeconds, match=name) as caught:
+            build(not_a_number)
+        assert isinstance(caught.value, TypeError)
+        assert isinstance(caught.value, ValueError)
+    for out_of_range in (-1, math.nan):
+        with pytest.raises(ValueError, match=f"{name} must be"):
+            build(out_of_range)
