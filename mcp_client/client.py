@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from mcp_client._results import idempotent_hint, tool_params
 from mcp_client._server_view import ServerView
 from mcp_client._start_failure import close_and_raise
-from mcp_client._tool_path import ToolPath
+from mcp_client._tool_path import HANDED, Handed, ToolPath
 from mcp_client._version import __version__
 from mcp_client.cache import ResultCache, authorization_context
 from mcp_client.cached_requests import CachedRequests
@@ -357,46 +357,6 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath):
         self._learn_task_support(tools)
         return tools
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        log_level: LogLevel | None = None,
-    ) -> mcp_types.CallToolResult:
-        """Call a tool and return its result.
-
-        Args:
-            name: The tool's name.
-            arguments: Its arguments.
-            timeout: This call's policy (omitted: the client's; ``None``: no limits; a number: the maximum).
-            on_progress: Called with each accepted :class:`~mcp_client.Progress`, in order, one at a time; a
-                sync or async callable. Updates coalesce if it is slow; none arrive after the result.
-            raise_on_error: Raise :class:`~mcp_client.ToolError` when the tool reports ``isError``.
-            retry: This call's :class:`~mcp_client.RetryPolicy` (omitted: a matching ``retry_rules`` entry, else
-                the client's; ``None``: no retries). Only safe cases are ever retried: a request that never left,
-                or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
-            log_level: Ask for the server's log messages of this call at this level and above (2026-07-28), as
-                :class:`~mcp_client.ServerLog` events; at 2025-11-25 use :meth:`set_log_level`.
-
-        Raises:
-            IdleTimeout: The server showed no sign of life for ``idle`` seconds.
-            MaxTimeout: The call's maximum passed.
-            TransportError: The channel failed (``written`` says whether the request may have run).
-            ServerError: The server answered with a JSON-RPC error.
-            ProtocolError: The server broke the protocol.
-            ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
-            StructuredOutputError: The result breaks the tool's ``outputSchema``.
-        """
-        started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
-        params = tool_params(name, arguments)
-        self._stamp_log_level(params, log_level)
-        return await self._run_tool(name, params, timeout, retry, raise_on_error, started_at, on_progress=on_progress)
-
     def tool_call(
         self,
         name: str,
@@ -425,19 +385,12 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath):
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         handle = TaskControl()
 
-        def run(started_at: float, sink: ProgressSink, control: RequestControl) -> Awaitable[mcp_types.CallToolResult]:
-            return self._run_tool(
-                name,
-                params,
-                timeout,
-                retry,
-                raise_on_error,
-                started_at,
-                on_progress=on_progress,
-                sink=sink,
-                control=control,
-                handle=handle,
-                prepared=prepared,
+        async def run(started_at: float, sink: ProgressSink, control: RequestControl) -> mcp_types.CallToolResult:
+            # call_tool itself runs the call, with the handle's start, params, stream, control and task record (the
+            # handle runs in a task of its own: the context variable is that task's).
+            HANDED.set(Handed(started_at, params, prepared, sink, control, handle))
+            return await self.call_tool(
+                name, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
             )
 
         call = Call(

@@ -140,21 +140,12 @@ class TaskRunner:
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
-    def tool_phase(self, tool: str, *, asked: bool, control: RequestControl, handle: TaskControl | None) -> Then:
+    def tool_phase(self, tool: str, *, asked: bool, control: RequestControl | None, handle: TaskControl | None) -> Then:
         """What the call runner runs after the first answer of a ``tools/call`` (as the same call: its deadline,
         its events, its end): the answer itself, or, when the server made a task of the call, the task polled to
-        its end. ``asked``: 2025-11-25, whether the call asked for a task; ``control`` cancels the call."""
-
-        async def phase(call: CallState, answer: JSONObject) -> JSONObject:
-            task = self._era.created_task(answer, asked=asked)
-            if task is None:
-                return answer
-            if handle is not None:
-                handle.task_id = task.task_id
-            self._session.emit(TaskCreated(task.task_id, tool, task.ttl))
-            return await self._drive(call, task.task_id, task, control, handle)
-
-        return phase
+        its end. ``asked``: 2025-11-25, whether the call asked for a task; ``control`` cancels the call (None:
+        one is made if a task is)."""
+        return _ToolPhase(self, tool, asked, control, handle)
 
     def resume_phase(self, task_id: str, control: RequestControl) -> Then:
         """What the call runner runs after the first ``tasks/get`` of a task picked up by its id: the task polled
@@ -431,6 +422,35 @@ class TaskRunner:
     async def drain(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) until the background ``tasks/cancel`` requests have ended."""
         await self._cancels_pending.drained(timeout)
+
+
+class _ToolPhase:
+    """:meth:`TaskRunner.tool_phase`, as a small object (one lives as long as each tool call in flight)."""
+
+    __slots__ = ("_asked", "_control", "_handle", "_runner", "_tool")
+
+    def __init__(
+        self, runner: TaskRunner, tool: str, asked: bool, control: RequestControl | None, handle: TaskControl | None
+    ) -> None:
+        self._runner = runner
+        self._tool = tool
+        self._asked = asked
+        self._control = control
+        self._handle = handle
+
+    async def __call__(self, call: CallState, answer: JSONObject) -> JSONObject:
+        runner = self._runner
+        task = runner._era.created_task(answer, asked=self._asked)
+        if task is None:
+            return answer
+        control = self._control
+        if control is None:  # (a call without a handle: the drive needs one, to stop it when the client closes)
+            control = RequestControl()
+            control.attach(call)
+        if self._handle is not None:
+            self._handle.task_id = task.task_id
+        runner._session.emit(TaskCreated(task.task_id, self._tool, task.ttl))
+        return await runner._drive(call, task.task_id, task, control, self._handle)
 
 
 def task_not_found(error: InvalidParams, task_id: str, what: str = "does not know") -> TaskNotFound:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import mcp_types
 import pytest
 
 from mcp_client import (
@@ -17,6 +18,7 @@ from mcp_client import (
     Client,
     Event,
     MaxTimeout,
+    Progress,
     ProtocolError,
     RequestCancelled,
     RequestFinished,
@@ -27,6 +29,7 @@ from mcp_client import (
 )
 from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 from tests.integration.line_server import JSON, LineServer, Notify, RpcError
 
 POLICY = TimeoutPolicy(idle=10, maximum=100, connect=30)
@@ -195,3 +198,20 @@ async def test_a_report_of_another_task_id_is_a_protocol_error_and_ours_is_cance
     assert may_have_run(caught.value) is Ran.MAYBE
     task = peer.tasks.tasks["task-1"]
     assert (task.cancel_requests, task.status) == (1, "cancelled")
+
+
+async def test_a_call_made_from_a_handles_progress_callback_is_a_call_of_its_own(connect: Connect) -> None:
+    """The handle hands its call to call_tool in its own task; nothing started from there inherits it."""
+    peer = ScriptedPeer(era="modern")
+    inner: list[mcp_types.CallToolResult] = []
+    async with connect(peer) as client:
+
+        async def on_progress(update: Progress) -> None:
+            if not inner:
+                inner.append(await client.call_tool("echo", {"text": "inner"}))
+
+        arguments = {"seconds": 1, "progress_every": 0.2}
+        async with client.tool_call("slow", arguments, on_progress=on_progress) as call:
+            result = await call.result()
+    assert text_of(result) == "done"
+    assert [text_of(r) for r in inner] == ["inner"]
