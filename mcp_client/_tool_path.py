@@ -132,7 +132,7 @@ class ToolPath:
             sink, control, task = handed.sink, handed.control, handed.task
         try:
             asked = await self._ask_for_task(name, params, timeout)
-            then = self._tasks.tool_phase(name, asked=asked, control=control, handle=task)
+            then = self._tasks.tool_phase(asked=asked, control=control, handle=task)
             for relisted in (False, True):
                 policy, retry_policy, headers = prepared or self._prepare("tools/call", params, timeout, retry)
                 prepared = None

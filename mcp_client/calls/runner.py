@@ -38,9 +38,10 @@ __all__ = ["CallRunner", "Renewal", "Then"]
 Renewal = Callable[[], Awaitable[None]]
 """Starts a new session after the server ended ours (``SessionExpired``); concurrent calls may share one."""
 
-Then = Callable[[CallState, JSONObject], Awaitable[JSONObject]]
+Then = Callable[[CallState, JSONObject, JSONObject], Awaitable[JSONObject]]
 """What a call goes on with after its first answer, as the same call (its deadline, control, events and end):
-given the call and that answer, it returns the call's result. The task phase of a task-backed tool call."""
+given the call, its params and that answer, it returns the call's result. The task phase of a task-backed tool
+call."""
 
 
 class CallRunner:
@@ -274,7 +275,7 @@ class CallRunner:
             if budget is not None:
                 budget.record_success()
             if not wants_input(call.method, result, allowed=session.input_rounds):
-                return result if then is None else await then(call, result)
+                return result if then is None else await then(call, params, result)
             rounds += 1
             if rounds > self._max_rounds:
                 raise ProtocolError(f"{call.method}: the server asked for input more than {self._max_rounds} times")

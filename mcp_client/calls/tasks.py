@@ -114,6 +114,7 @@ class TaskRunner:
         self._runs: set[_Run] = set()
         """The drives under way (to stop them when the client closes)."""
         self._runs_pending = Pending()
+        self._plain_phase = _ToolPhase(self, False, None, None)
         self._closing = False
 
     @property
@@ -140,18 +141,20 @@ class TaskRunner:
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
-    def tool_phase(self, tool: str, *, asked: bool, control: RequestControl | None, handle: TaskControl | None) -> Then:
+    def tool_phase(self, *, asked: bool, control: RequestControl | None, handle: TaskControl | None) -> Then:
         """What the call runner runs after the first answer of a ``tools/call`` (as the same call: its deadline,
         its events, its end): the answer itself, or, when the server made a task of the call, the task polled to
         its end. ``asked``: 2025-11-25, whether the call asked for a task; ``control`` cancels the call (None:
         one is made if a task is)."""
-        return _ToolPhase(self, tool, asked, control, handle)
+        if not asked and control is None and handle is None:
+            return self._plain_phase  # (most calls: one object for all of them, nothing per call in flight)
+        return _ToolPhase(self, asked, control, handle)
 
     def resume_phase(self, task_id: str, control: RequestControl) -> Then:
         """What the call runner runs after the first ``tasks/get`` of a task picked up by its id: the task polled
         to its end, as above."""
 
-        async def phase(call: CallState, answer: JSONObject) -> JSONObject:
+        async def phase(call: CallState, params: JSONObject, answer: JSONObject) -> JSONObject:
             return await self._drive(call, task_id, self._era.task_of(answer), control, None)
 
         return phase
@@ -425,20 +428,19 @@ class TaskRunner:
 
 
 class _ToolPhase:
-    """:meth:`TaskRunner.tool_phase`, as a small object (one lives as long as each tool call in flight)."""
+    """:meth:`TaskRunner.tool_phase`, as a small object (shared by the calls that need nothing of their own)."""
 
-    __slots__ = ("_asked", "_control", "_handle", "_runner", "_tool")
+    __slots__ = ("_asked", "_control", "_handle", "_runner")
 
     def __init__(
-        self, runner: TaskRunner, tool: str, asked: bool, control: RequestControl | None, handle: TaskControl | None
+        self, runner: TaskRunner, asked: bool, control: RequestControl | None, handle: TaskControl | None
     ) -> None:
         self._runner = runner
-        self._tool = tool
         self._asked = asked
         self._control = control
         self._handle = handle
 
-    async def __call__(self, call: CallState, answer: JSONObject) -> JSONObject:
+    async def __call__(self, call: CallState, params: JSONObject, answer: JSONObject) -> JSONObject:
         runner = self._runner
         task = runner._era.created_task(answer, asked=self._asked)
         if task is None:
@@ -449,7 +451,8 @@ class _ToolPhase:
             control.attach(call)
         if self._handle is not None:
             self._handle.task_id = task.task_id
-        runner._session.emit(TaskCreated(task.task_id, self._tool, task.ttl))
+        tool = params.get("name")
+        runner._session.emit(TaskCreated(task.task_id, tool if isinstance(tool, str) else "", task.ttl))
         return await runner._drive(call, task.task_id, task, control, self._handle)
 
 
