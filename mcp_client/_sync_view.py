@@ -8,7 +8,7 @@ the same for the call handle. Import them from :mod:`mcp_client.sync`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -32,6 +32,7 @@ from mcp_client.protocol.era import Era
 from mcp_client.registry import RetryArg
 from mcp_client.subscriptions import ListenPolicy
 from mcp_client.tasks import Task
+from mcp_client.tasks.reference import TaskReference
 from mcp_client.tool_pins import ToolPins
 from mcp_client.transports.base import JSONObject, Transport
 
@@ -71,6 +72,28 @@ class SyncCall(Generic[ResultT]):
         self._cm.__exit__(exc_type, exc, traceback)
 
     @property
+    def method(self) -> str:
+        """The MCP method of the call (``tools/call``)."""
+        return self._call.method
+
+    @property
+    def policy(self) -> TimeoutPolicy:
+        """The timeout policy the call runs under."""
+        return self._call.policy
+
+    def detach(self) -> SyncCall[ResultT]:
+        """Let the call outlive its ``with`` block: it runs on (its maximum still holds) until it ends or the client
+        closes; call :meth:`result` later, from any thread. A task-backed call's task is left running when the call
+        stops here; only :meth:`cancel` cancels it. Returns the call."""
+        self._runner.call_sync(self._call.detach)
+        return self
+
+    @property
+    def detached(self) -> bool:
+        """True once :meth:`detach` was called."""
+        return self._call.detached
+
+    @property
     def done(self) -> bool:
         """True once the call ended, with a result or an error."""
         return self._call.done
@@ -84,6 +107,11 @@ class SyncCall(Generic[ResultT]):
     def task_id(self) -> str | None:
         """The server's task id when it runs this call as a task (None until it made one, or if it did not)."""
         return self._call.task_id
+
+    def handoff(self) -> TaskReference | None:
+        """Wait until the server answered the call: the reference of the task it made, or None (see
+        :meth:`mcp_client.Call.handoff`)."""
+        return self._runner.run(self._call.handoff)
 
     def cancel(self, reason: str = "cancelled by the client") -> None:
         """End the call; the server is told (a task gets ``tasks/cancel``). Safe from any thread, more than once,
@@ -365,6 +393,28 @@ class ClientView:
     ) -> mcp_types.CallToolResult:
         """Pick up a task by its id and poll it to its end: its result, or its typed error."""
         return self._runner.run(self._async.task_result, task_id, timeout=timeout, raise_on_error=raise_on_error)
+
+    @property
+    def endpoint(self) -> str:
+        """This client's server as a :class:`~mcp_client.TaskReference` names it."""
+        return self._async.endpoint
+
+    def check_reference(self, reference: TaskReference) -> None:
+        """Raise ``ValueError`` unless ``reference`` is a task of this client's server, in this protocol era."""
+        self._async.check_reference(reference)
+
+    def resume(
+        self,
+        reference: TaskReference,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        raise_on_error: bool = False,
+        leave_running: Callable[[], bool] | None = None,
+    ) -> mcp_types.CallToolResult:
+        """Await the task ``reference`` names to its end (see :meth:`mcp_client.Client.resume`)."""
+        return self._runner.run(
+            self._async.resume, reference, timeout=timeout, raise_on_error=raise_on_error, leave_running=leave_running
+        )
 
     def get_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> Task:
         """The task's current state (one ``tasks/get``)."""

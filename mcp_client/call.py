@@ -8,39 +8,42 @@ is how a host backgrounds a slow call instead of killing it (see ``TimeoutPolicy
 
 A tool the server runs as a task is the same call: :attr:`Call.task_id` names the task once the server made one,
 :meth:`Call.cancel` sends ``tasks/cancel``, and a detached call leaves its task running on the server (also when
-the client closes) so a host can pick it up later with ``client.task_result(task_id)``, or, from any process, with
-``client.resume(ref)`` and the :class:`~mcp_client.tasks.TaskReference` that :meth:`Call.handoff` gives.
+the client closes) so a host can pick it up later with ``client.task_result(task_id)``; :meth:`Call.handoff` gives
+a serialisable :class:`~mcp_client.TaskReference` for ``client.resume(ref)`` in another process.
 
 Progress is offered to an iterator (``call.progress()``) and, when given, to a callback; each sees the updates in
 order, latest-wins when slow.
 
-The handle only starts, cancels, detaches and exposes the call: its life (deadline, attempts, input rounds,
-progress delivery, session renewal) is run by the client's :class:`~mcp_client.calls.CallRunner`, as for
-``Client.call_tool``.
+The handle only starts, cancels, detaches and exposes the call: it runs the same path as ``Client.call_tool``
+(its life, task phase included, run by the client's :class:`~mcp_client.calls.CallRunner`), so its errors name
+the tool and say whether it may have run, as ``call_tool``'s do.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Generic, TypeAlias, TypeVar
 
 import anyio
 import anyio.abc
 
-from mcp_client.calls import CallRunner, Renewal
-from mcp_client.calls.tasks import TaskHooks
+from mcp_client.calls import CallRunner
+from mcp_client.calls.tasks import TaskControl
 from mcp_client.errors import MCPClientError, RequestCancelled
 from mcp_client.inflight import RequestControl
 from mcp_client.policy import Progress, TimeoutPolicy
-from mcp_client.policy.retry import RetryPolicy
-from mcp_client.progress import ProgressCallback, ProgressStream
-from mcp_client.tasks.reference import TaskReference, reference_of
-from mcp_client.transports.base import JSONObject
+from mcp_client.progress import ProgressSink, ProgressStream
+from mcp_client.tasks.model import Task
+from mcp_client.tasks.reference import TaskReference
 
-__all__ = ["Call"]
+__all__ = ["Call", "CallBody"]
 
 ResultT = TypeVar("ResultT")
+
+CallBody: TypeAlias = Callable[[float, ProgressSink, RequestControl], Awaitable[ResultT]]
+"""What a handle runs: given the call's start (the session's clock), the handle's progress stream and its control,
+the call to its result: for a tool, the same path ``Client.call_tool`` takes."""
 
 
 class Call(Generic[ResultT]):
@@ -51,43 +54,34 @@ class Call(Generic[ResultT]):
         runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
         method: str,
-        params: JSONObject,
+        body: CallBody[ResultT],
         *,
         policy: TimeoutPolicy,
-        parse: Callable[[JSONObject], ResultT],
-        on_progress: ProgressCallback | None = None,
         progress_interval: float | None = None,
-        retry: RetryPolicy | None = None,
-        idempotent: bool = False,
-        headers: dict[str, str] | None = None,
-        renew_session: Renewal | None = None,
-        task: TaskHooks | None = None,
+        task: TaskControl | None = None,
         endpoint: str | None = None,
+        tool: str | None = None,
     ) -> None:
         self.method = method
         self.policy = policy
         self._runner = runner
         self._client_tasks = task_group
-        self._params = params
-        self._parse = parse
-        self._on_progress = on_progress
-        self._retry = retry
-        self._idempotent = idempotent
-        self._headers = headers
-        self._renew_session = renew_session
-        self._hooks = task
-        self._task = task.control if task is not None else None
+        self._body = body
+        self._task = task
         self._control = RequestControl()
         self._stream = ProgressStream(progress_interval)
         self._done = anyio.Event()
-        self._raw: JSONObject | None = None
+        self._result: ResultT | None = None
         self._error: MCPClientError | None = None
         self._started = False
         self._detached = False
         self._endpoint = endpoint
+        self._tool = tool
         self._reference: TaskReference | None = None
         self._answered = False
         self._handed: anyio.Event | None = None  # made by the first handoff() that has to wait
+        if task is not None:
+            task.on_answer = self._on_answer
 
     async def __aenter__(self) -> Call[ResultT]:
         self.start()
@@ -102,36 +96,15 @@ class Call(Generic[ResultT]):
 
     async def _run(self, started_at: float) -> None:
         try:
-            if self._hooks is not None:
-                await self._hooks.prepare(self._params)
-            raw = await self._runner.run(
-                self.method,
-                self._params,
-                policy=self.policy,
-                retry=self._retry,
-                idempotent=self._idempotent,
-                headers=self._headers,
-                started_at=started_at,  # the maximum counts from start(), renewal included
-                on_progress=self._on_progress,
-                sink=self._stream,
-                control=self._control,
-                renew=self._renew_session,
-            )
-            if self._hooks is not None:
-                era = self._runner.session.era
-                if self._endpoint is not None and era is not None:
-                    tool = self._params.get("name")
-                    asked = self._hooks.control.requested
-                    self._reference = reference_of(raw, self._endpoint, era, tool, asked=asked)
-                self._hand_off()
-                raw = await self._hooks.finish(raw, started_at, self._control)
-            self._raw = raw
+            self._result = await self._body(started_at, self._stream, self._control)
         except MCPClientError as exc:
             self._error = exc
         except anyio.get_cancelled_exc_class():
             self._error = RequestCancelled(f"{self.method} was cancelled: the client closed", reason="client closed")
             raise
         finally:
+            if not self._stream.closed:  # (an error before the request, or after its end: the stream ends too)
+                self._stream.close(drain=self._error is None)
             self._hand_off()
             self._done.set()
 
@@ -180,14 +153,23 @@ class Call(Generic[ResultT]):
         return self._task.task_id if self._task is not None else None
 
     async def handoff(self) -> TaskReference | None:
-        """Wait until the server answered the call: the :class:`~mcp_client.tasks.TaskReference` of the task it
-        made (keep it anywhere durable; ``client.resume(ref)`` awaits the task from any process), or None when the
-        call became no task (an ordinary answer, or it failed first). Does not detach the call."""
+        """Wait until the server answered the call: the :class:`~mcp_client.TaskReference` of the task it made (keep
+        it anywhere durable; ``client.resume(ref)`` awaits the task from any process), or None when the call became
+        no task (an ordinary answer, or it failed first). Does not detach the call."""
         if not self._answered:
             if self._handed is None:
                 self._handed = anyio.Event()
             await self._handed.wait()
         return self._reference
+
+    def _on_answer(self, task: Task | None) -> None:
+        """The server's first answer to the call arrived: a task it made, or None for an ordinary result."""
+        era = self._runner.session.era
+        if task is not None and self._endpoint is not None and era is not None:
+            self._reference = TaskReference(
+                server=self._endpoint, task_id=task.task_id, protocol=era.version, tool=self._tool, ttl=task.ttl
+            )
+        self._hand_off()
 
     def _hand_off(self) -> None:
         self._answered = True
@@ -220,5 +202,4 @@ class Call(Generic[ResultT]):
         await self._done.wait()
         if self._error is not None:
             raise self._error
-        assert self._raw is not None
-        return self._parse(self._raw)
+        return self._result  # type: ignore[return-value]  # (set when no error was)

@@ -21,9 +21,10 @@ import anyio.abc
 import mcp_types
 from pydantic import BaseModel
 
-from mcp_client._results import idempotent_hint, tool_params, tool_result
+from mcp_client._results import idempotent_hint, tool_params
 from mcp_client._server_view import ServerView
 from mcp_client._start_failure import close_and_raise
+from mcp_client._tool_path import HANDED, Handed, ToolPath
 from mcp_client._version import __version__
 from mcp_client.cache import ResultCache
 from mcp_client.cache_partition import authorization_context, new_token, server_key
@@ -31,11 +32,13 @@ from mcp_client.cached_requests import CacheArg, CachedRequests
 from mcp_client.call import Call
 from mcp_client.calls import CallRunner
 from mcp_client.calls.slots import InFlightLimit, check_max_in_flight
-from mcp_client.errors import ConnectError, HeaderMismatch, MCPClientError
+from mcp_client.calls.tasks import TaskControl
+from mcp_client.errors import ConnectError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
 from mcp_client.features import ServerFeatures
 from mcp_client.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
+from mcp_client.inflight import RequestControl
 from mcp_client.logs import LogLevel
 from mcp_client.output_schema import OutputValidator
 from mcp_client.pinning import PinnedTools
@@ -43,7 +46,7 @@ from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
-from mcp_client.progress import ProgressCallback
+from mcp_client.progress import ProgressCallback, ProgressSink
 from mcp_client.protocol import negotiate
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
@@ -63,7 +66,7 @@ logger = logging.getLogger("mcp_client")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming, PinnedTools):
+class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resuming, PinnedTools):
     """A connection to one MCP server.
 
     ```python
@@ -266,6 +269,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming, Pinne
         for call in background:
             call.stop("the client is closing")  # (a detached call's task is left running on the server)
         with anyio.move_on_after(self._cancel_timeout):
+            await self._close_tasks("the client is closing", self._cancel_timeout)  # calls awaited elsewhere too
             for call in background:
                 await call.wait()
         await stack.aclose()
@@ -344,6 +348,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming, Pinne
             self._session_generation += 1
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
+        self._task_status_hint(method, params)
         if self._cached.cache is not None:  # (its listener forgets the tool hints)
             self._cached.cache.on_notification(method, params, server=self._cached.server)
         elif method == "notifications/tools/list_changed":
@@ -377,77 +382,6 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming, Pinne
         self._learn_task_support(tools)
         return tools
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        log_level: LogLevel | None = None,
-    ) -> mcp_types.CallToolResult:
-        """Call a tool and return its result.
-
-        Args:
-            name: The tool's name.
-            arguments: Its arguments.
-            timeout: This call's policy (omitted: the client's; ``None``: no limits; a number: the maximum).
-            on_progress: Called with each accepted :class:`~mcp_client.Progress`, in order, one at a time; a
-                sync or async callable. Updates coalesce if it is slow; none arrive after the result.
-            raise_on_error: Raise :class:`~mcp_client.ToolError` when the tool reports ``isError``.
-            retry: This call's :class:`~mcp_client.RetryPolicy` (omitted: a matching ``retry_rules`` entry, else
-                the client's; ``None``: no retries). Only safe cases are ever retried: a request that never left,
-                or a tool that ``list_tools()`` showed idempotent or read-only (or the policy declares so).
-            log_level: Ask for the server's log messages of this call at this level and above (2026-07-28), as
-                :class:`~mcp_client.ServerLog` events; at 2025-11-25 use :meth:`set_log_level`.
-
-        Raises:
-            IdleTimeout: The server showed no sign of life for ``idle`` seconds.
-            MaxTimeout: The call's maximum passed.
-            TransportError: The channel failed (``written`` says whether the request may have run).
-            ServerError: The server answered with a JSON-RPC error.
-            ProtocolError: The server broke the protocol.
-            ToolError: The tool reported ``isError`` and ``raise_on_error`` is set.
-            ToolChanged: ``pin_tools`` is on and the tool's definition changed since it was pinned (nothing sent).
-            StructuredOutputError: The result breaks the tool's ``outputSchema``.
-        """
-        started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
-        self._check_pinned(name)
-        params = tool_params(name, arguments)
-        self._stamp_log_level(params, log_level)
-        asked = await self._ask_for_task(name, params, timeout)
-        for relisted in (False, True):
-            try:
-                policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
-                result = await self._calls_runner.run(
-                    "tools/call",
-                    params,
-                    policy=policy,
-                    retry=retry_policy,
-                    idempotent=self.is_idempotent(name),
-                    headers=headers,
-                    started_at=started_at,
-                    on_progress=on_progress,
-                    renew=self._renew_session,
-                )
-                result = await self._finish_as_task(name, result, policy, started_at, asked)
-                return self._checked(name, tool_result(name, result, raise_on_error))
-            except HeaderMismatch as exc:
-                if relisted or not self._sends_tool_headers:
-                    exc.about_tool(name, self._annotations.get(name))
-                    raise
-                # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                await self.list_tools(timeout=timeout, cache=False)
-            except MCPClientError as exc:
-                exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
-                explained = self._explained(exc)
-                if explained is exc:
-                    raise
-                raise explained from None
-        raise AssertionError("unreachable")
-
     def tool_call(
         self,
         name: str,
@@ -472,24 +406,29 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, Resuming, Pinne
         self._check_pinned(name)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
-        policy, retry_policy, headers = self._prepare("tools/call", params, timeout, retry)
+        prepared = self._prepare("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)
         if self._task_group is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        handle = TaskControl()
+
+        async def run(started_at: float, sink: ProgressSink, control: RequestControl) -> mcp_types.CallToolResult:
+            # call_tool itself runs the call, with the handle's start, params, stream, control and task record (the
+            # handle runs in a task of its own: the context variable is that task's).
+            HANDED.set(Handed(started_at, params, prepared, sink, control, handle))
+            return await self.call_tool(
+                name, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
+            )
+
         call = Call(
             self._calls_runner,
             self._task_group,
             "tools/call",
-            params,
-            policy=policy,
-            parse=lambda result: self._checked(name, tool_result(name, result, raise_on_error)),
-            on_progress=on_progress,
+            run,
+            policy=prepared[0],
             progress_interval=self._progress_interval,
-            retry=retry_policy,
-            idempotent=self.is_idempotent(name),
-            headers=headers,
-            renew_session=self._renew_session,
-            task=self._task_hooks(name, policy, timeout),
+            task=handle,
             endpoint=self.endpoint,  # for call.handoff()
+            tool=name,
         )
         self._calls.add(call)
         return call

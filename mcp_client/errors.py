@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mcp_client.outcomes import for_model
+
 if TYPE_CHECKING:
     import mcp_types
 
@@ -73,6 +75,11 @@ class Attempt:
 class MCPClientError(Exception):
     """Base class of every error raised by mcp_client."""
 
+    outcome: ClassVar[str] = "failed"
+    """What happened, as :mod:`mcp_client.outcomes` words it for a model (its key into that module's sentences)."""
+    refusal: ClassVar[bool] = False
+    """True for errors that say the request was refused as it stood (or never reached a session that could run it):
+    an answer of this kind means that request did not run."""
     method: str | None
     """The MCP method of the call that failed, when there was one."""
     request_ids: tuple[int | str, ...]
@@ -103,13 +110,15 @@ class MCPClientError(Exception):
         """The tool of a failed ``tools/call``, when the client knows it."""
         self.tool_annotations: mcp_types.ToolAnnotations | None = None
         """That tool's annotations as ``tools/list`` reported them (``None``: not listed, or none given)."""
+        self.may_have_run: bool | None = None
+        """Whether the call may have done its work, as the call's runner recorded it: True once one of its requests
+        was written and not refused, or the server made a task of it; False when none did. None: no call recorded
+        it (the error came from elsewhere), then its kind decides (:func:`mcp_client.outcomes.may_have_run`)."""
 
     @property
     def for_model(self) -> str:
         """A short plain text for a model: what happened, whether the server was told to stop, and whether the
         tool may have run and should be checked before it is called again (see :mod:`mcp_client.outcomes`)."""
-        from mcp_client.outcomes import for_model
-
         return for_model(self)
 
     def about_tool(self, name: str, annotations: mcp_types.ToolAnnotations | None) -> MCPClientError:
@@ -138,9 +147,15 @@ class ConnectError(MCPClientError):
     """The transport could not be brought up: the process would not start, the host would not answer, or the
     discover/initialize exchange failed."""
 
+    outcome = "connect"
+
+    refusal = True
+
 
 class TransportError(MCPClientError):
     """The channel carrying the request failed: the process died, the connection dropped, the stream broke."""
+
+    outcome = "transport"
 
     def __init__(
         self,
@@ -167,6 +182,10 @@ class SessionExpired(TransportError):
     with ``status_code=404`` and ``written=True``; the connection's ``session_expired`` flag is set.
     """
 
+    outcome = "session_expired"
+
+    refusal = True
+
     def __init__(self, message: str, *, session_id: str, **context: Any) -> None:
         context.setdefault("written", True)
         context.setdefault("status_code", 404)
@@ -177,6 +196,8 @@ class SessionExpired(TransportError):
 
 class RequestTimeout(MCPClientError, TimeoutError):
     """A request ran out of time. Catch this to handle both kinds of timeout."""
+
+    outcome = "timeout"
 
     kind: ClassVar[str] = "timeout"
 
@@ -195,11 +216,15 @@ class IdleTimeout(RequestTimeout):
 class MaxTimeout(RequestTimeout):
     """The call's hard ``maximum`` passed. Progress never extends it."""
 
+    outcome = "maximum"
+
     kind = "maximum"
 
 
 class RequestCancelled(MCPClientError):
     """The call was cancelled through its :class:`~mcp_client.Call` handle."""
+
+    outcome = "cancelled"
 
     def __init__(self, message: str, *, reason: str | None = None, **context: Any) -> None:
         super().__init__(message, **context)
@@ -239,6 +264,8 @@ class TaskNotFound(MCPClientError):
 class ServerError(MCPClientError):
     """The server answered with a JSON-RPC error. Known codes raise a subclass."""
 
+    outcome = "server"
+
     code: int
     data: Any
 
@@ -277,24 +304,32 @@ class ParseError(ServerError):
     """The server could not parse what we sent (-32700)."""
 
     known_code = -32700
+    refusal = True
 
 
 class InvalidRequest(ServerError):
     """The server found our message not to be a valid request (-32600)."""
 
     known_code = -32600
+    refusal = True
 
 
 class MethodNotFound(ServerError):
     """The server does not implement the method, or the capability it needs (-32601)."""
 
+    outcome = "unavailable"
+
     known_code = -32601
+    refusal = True
 
 
 class InvalidParams(ServerError):
     """Bad arguments: unknown tool or prompt, invalid cursor, missing fields, unknown resource at 2026 (-32602)."""
 
+    outcome = "arguments"
+
     known_code = -32602
+    refusal = True
 
 
 class InternalError(ServerError):
@@ -307,18 +342,21 @@ class ResourceNotFound(ServerError):
     """The resource does not exist (-32002, used by servers before 2026-07-28)."""
 
     known_code = -32002
+    refusal = True
 
 
 class HeaderMismatch(ServerError):
     """HTTP headers were missing or did not match the body (-32020, 2026-07-28)."""
 
     known_code = -32020
+    refusal = True
 
 
 class MissingClientCapability(ServerError):
     """The server needs a client capability this request did not declare (-32021, 2026-07-28)."""
 
     known_code = -32021
+    refusal = True
 
     @property
     def required_capabilities(self) -> Any:
@@ -330,6 +368,7 @@ class UnsupportedProtocolVersion(ServerError):
     """The server does not speak the protocol version of the request (-32022, 2026-07-28)."""
 
     known_code = -32022
+    refusal = True
 
     @property
     def supported(self) -> list[str]:
@@ -341,6 +380,8 @@ class UnsupportedProtocolVersion(ServerError):
 class ToolError(MCPClientError):
     """The tool ran and reported failure (``isError: true``). Raised only with ``raise_on_error=True``."""
 
+    outcome = "tool"
+
     def __init__(self, message: str, *, result: Any, **context: Any) -> None:
         super().__init__(message, **context)
         self.result = result
@@ -351,6 +392,9 @@ class ToolChanged(MCPClientError):
     """``Client(pin_tools=True)``: the tool's listed definition differs from the one pinned (its description,
     schemas or annotations changed), so the call was refused before anything was sent. It goes through again once
     the host calls ``client.accept_tool_change(name)``."""
+
+    outcome = "tool_changed"
+    refusal = True  # refused before anything was sent
 
     def __init__(self, message: str, *, name: str, changed: tuple[str, ...], **context: Any) -> None:
         super().__init__(message, **context)
@@ -376,3 +420,5 @@ class StructuredOutputError(MCPClientError):
 
 class ProtocolError(MCPClientError):
     """The server broke the protocol: malformed JSON, an unknown ``resultType``, a result of the wrong shape."""
+
+    outcome = "protocol"

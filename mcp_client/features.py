@@ -70,6 +70,8 @@ class ServerFeatures:
             log_level: LogLevel | None = None,
         ) -> JSONObject: ...
 
+        def _forget_task_support(self) -> None: ...
+
     @property
     def skills(self) -> Skills:
         """The skills extension (SEP-2640): list, load and read a server's skills, every file verified."""
@@ -111,6 +113,7 @@ class ServerFeatures:
         self._annotations.clear()
         self._header_params.clear()
         self._output_schemas.clear()
+        self._forget_task_support()
 
     # -- prompts and resources ----------------------------------------------------------------------------------
 

@@ -67,6 +67,7 @@ class CallState:
         "current",
         "deadline",
         "headers",
+        "may_have_run",
         "method",
         "request_ids",
         "sink",
@@ -86,6 +87,9 @@ class CallState:
         self.attempts: list[Attempt] = []
         self.current: WireRequest | None = None
         self.cancel_reason: str | None = None
+        self.may_have_run = False
+        """True once a request of the call was written and not refused (recorded by the attempts): the work may
+        have been done. Every error of the call carries it (``MCPClientError.may_have_run``)."""
         self._cancelled: anyio.Event | None = None  # made on demand: most calls are never waited on this way
 
     @property

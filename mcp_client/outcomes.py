@@ -7,53 +7,22 @@ called again). The error already knows them: its class, :attr:`TransportError.wr
 ``destructiveHint``). This module turns them into a few short sentences, without the wire details a model has no
 use for (request ids, progress tokens).
 
-It reads errors and tool annotations only; it imports nothing else of the package but :mod:`mcp_client.errors`.
+It owns the text; the errors own the facts it reads (each class says what happened, ``outcome``, and whether it is
+a refusal, ``refusal``; each error carries its recorded ``may_have_run``), so it imports nothing of the package
+at run time and :mod:`mcp_client.errors` imports it for ``MCPClientError.for_model``, one way only.
 """
 
 from __future__ import annotations
 
 import enum
-import sys
 from typing import TYPE_CHECKING
-
-from mcp_client.errors import (
-    ConnectError,
-    HeaderMismatch,
-    InvalidParams,
-    InvalidRequest,
-    MaxTimeout,
-    MCPClientError,
-    MethodNotFound,
-    MissingClientCapability,
-    ParseError,
-    ProtocolError,
-    RequestCancelled,
-    RequestTimeout,
-    ResourceNotFound,
-    ServerError,
-    SessionExpired,
-    ToolChanged,
-    ToolError,
-    TransportError,
-    UnsupportedProtocolVersion,
-)
 
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["Ran", "for_model", "may_have_run"]
+    from mcp_client.errors import MCPClientError
 
-# JSON-RPC errors that a server sends instead of running anything: the request was refused as it stood.
-_REFUSALS: tuple[type[ServerError], ...] = (
-    ParseError,
-    InvalidRequest,
-    MethodNotFound,
-    InvalidParams,
-    ResourceNotFound,
-    HeaderMismatch,
-    MissingClientCapability,
-    UnsupportedProtocolVersion,
-)
+__all__ = ["Ran", "for_model", "may_have_run"]
 
 
 class Ran(enum.Enum):
@@ -68,18 +37,25 @@ class Ran(enum.Enum):
 
 
 def may_have_run(error: MCPClientError) -> Ran:
-    """Whether the call that ended in ``error`` may have done its work on the server."""
-    if isinstance(error, ToolError):
+    """Whether the call that ended in ``error`` may have done its work on the server.
+
+    The call's runner records it (:attr:`MCPClientError.may_have_run`): a request of the call was written and not
+    refused, or the server made a task of it. An error no call recorded is judged by its kind."""
+    if error.outcome == "tool":
         return Ran.YES
-    if isinstance(error, ConnectError | SessionExpired | ToolChanged) or _is_oauth_error(error):
-        return Ran.NO  # no session, a session the server no longer knew, or no authorization: it did not run
-    if isinstance(error, TransportError):
-        return Ran.MAYBE if error.written else Ran.NO
-    if isinstance(error, RequestTimeout | RequestCancelled):
+    if error.may_have_run is not None:
+        return Ran.MAYBE if error.may_have_run else Ran.NO
+    if error.refusal:
+        return Ran.NO  # refused as it stood, no session, a session the server no longer knew, or no authorization
+    if error.outcome in ("transport", "session_expired"):
+        return Ran.MAYBE if getattr(error, "written", True) else Ran.NO
+    if error.outcome in _STOPPED_ON_THE_WIRE:
         return Ran.MAYBE if error.request_ids else Ran.NO
-    if isinstance(error, _REFUSALS):
-        return Ran.NO
     return Ran.MAYBE  # InternalError, other server errors, a malformed answer: the work may have happened
+
+
+_STOPPED_ON_THE_WIRE = frozenset({"timeout", "maximum", "cancelled"})
+"""Timeouts and cancellations: a request of theirs that went out is cancelled on the wire by the client."""
 
 
 def for_model(error: MCPClientError) -> str:
@@ -100,48 +76,45 @@ def _what_happened(error: MCPClientError, subject: str) -> str:
     after = f" after {error.elapsed:.1f} s" if error.elapsed is not None else ""
     tries = len(error.attempts)
     attempts = f" ({tries} attempts)" if tries > 1 else ""
-    if isinstance(error, MaxTimeout):
-        limit = f" of {error.timeout:g} s" if error.timeout is not None else ""
+    outcome = error.outcome
+    timeout: float | None = getattr(error, "timeout", None)
+    if outcome == "maximum":
+        limit = f" of {timeout:g} s" if timeout is not None else ""
         if not error.request_ids:  # (it waited in line for a slot, or for the connection, and never left)
             return f"{subject} was never sent: its time limit{limit} passed while it waited to be sent."
         return f"{subject} did not finish within its time limit{limit}{attempts}."
-    if isinstance(error, RequestTimeout):
-        limit = f" for {error.timeout:g} s" if error.timeout is not None else ""
+    if outcome == "timeout":
+        limit = f" for {timeout:g} s" if timeout is not None else ""
         return f"{subject} timed out{after}: the server showed no sign of life{limit}{attempts}."
-    if isinstance(error, RequestCancelled):
-        reason = f" ({error.reason})" if error.reason else ""
-        return f"{subject} was cancelled{after}{reason}."
-    if isinstance(error, ToolChanged):
-        fields = ", ".join(error.changed)
+    if outcome == "cancelled":
+        reason: str | None = getattr(error, "reason", None)
+        return f"{subject} was cancelled{after}{f' ({reason})' if reason else ''}."
+    if outcome == "tool_changed":
+        fields = ", ".join(getattr(error, "changed", ()))
         return f"{subject} was not called: its definition changed since the host reviewed it ({fields})."
-    if isinstance(error, ConnectError):
+    if outcome == "connect":
         return f"{subject} could not be called: the server could not be started or reached ({detail})."
-    if _is_oauth_error(error):
+    if outcome == "authorization":
         return f"{subject} could not be called: authorization with the server failed ({detail})."
-    if isinstance(error, SessionExpired):
+    if outcome == "session_expired":
         return f"{subject} failed: the server ended the session and a new one could not be used ({detail})."
-    if isinstance(error, TransportError):
-        status = f" (HTTP {error.status_code})" if error.status_code is not None else ""
-        if not error.written:
+    if outcome == "transport":
+        status_code: int | None = getattr(error, "status_code", None)
+        status = f" (HTTP {status_code})" if status_code is not None else ""
+        if not getattr(error, "written", True):
             return f"{subject} could not be sent: the connection to the server failed{status}{attempts} ({detail})."
         return f"{subject} failed: the connection to the server broke during the call{status}{attempts} ({detail})."
-    if isinstance(error, MethodNotFound):
+    if outcome == "unavailable":
         return f"{subject} is not available on the server ({detail})."
-    if isinstance(error, InvalidParams):
+    if outcome == "arguments":
         return f"The server refused the arguments: {detail}."
-    if isinstance(error, ServerError):
-        return f"The server answered with an error (code {error.code}): {detail}."
-    if isinstance(error, ToolError):
+    if outcome == "server":
+        return f"The server answered with an error (code {getattr(error, 'code', 0)}): {detail}."
+    if outcome == "tool":
         return f"{subject} ran and reported an error: {detail}."
-    if isinstance(error, ProtocolError):
+    if outcome == "protocol":
         return f"{subject} failed: the server's answer did not follow the protocol ({detail})."
     return f"{subject} failed: {detail}."
-
-
-def _is_oauth_error(error: MCPClientError) -> bool:
-    """An error of :mod:`mcp_client.auth` (looked up only if that module is loaded, as it is when one exists)."""
-    module = sys.modules.get("mcp_client.auth.errors")
-    return module is not None and isinstance(error, module.OAuthError)
 
 
 def _detail(error: MCPClientError) -> str:
@@ -154,23 +127,23 @@ def _detail(error: MCPClientError) -> str:
 
 def _server_told_to_stop(error: MCPClientError) -> bool:
     """Timeouts and cancellations of a request that went out are cancelled on the wire by the client."""
-    return isinstance(error, RequestTimeout | RequestCancelled) and bool(error.request_ids)
+    return error.outcome in _STOPPED_ON_THE_WIRE and bool(error.request_ids)
 
 
 def _advice(error: MCPClientError, ran: Ran) -> str:
     hints = error.tool_annotations
     if ran is Ran.NO:
-        if isinstance(error, InvalidParams):
+        if error.outcome == "arguments":
             return "The tool did not run: correct the arguments before trying again."
-        if isinstance(error, _REFUSALS):
-            return "The tool did not run."
-        if _is_oauth_error(error):
+        if error.outcome == "authorization":
             return "The tool did not run; calling it again needs the authorization fixed first."
-        if isinstance(error, ToolChanged):
+        if error.outcome == "tool_changed":
             return "The tool did not run; it can be called again only once the host accepts the change."
+        if error.refusal and error.outcome in ("server", "unavailable"):
+            return "The tool did not run."
         wait = _retry_after(error)
         return f"The tool did not run, so it is safe to try again{wait}."
-    if isinstance(error, ToolError):
+    if error.outcome == "tool":
         return "Read the error before deciding whether to call it again."
     safe = _safe_to_repeat(hints)
     if safe:
@@ -192,6 +165,7 @@ def _safe_to_repeat(hints: mcp_types.ToolAnnotations | None) -> str | None:
 
 
 def _retry_after(error: MCPClientError) -> str:
-    if isinstance(error, TransportError) and error.retry_after is not None:
-        return f" after {error.retry_after:g} s (the server asked to wait)"
+    retry_after: float | None = getattr(error, "retry_after", None)
+    if retry_after is not None:
+        return f" after {retry_after:g} s (the server asked to wait)"
     return ""

@@ -62,6 +62,11 @@ class ProgressStream:
         """How many updates were replaced by newer ones before the consumer took them."""
         return self._coalescer.coalesced
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
     def offer(self, update: Progress) -> None:
         if self._closed:
             return

@@ -30,6 +30,7 @@ import anyio.lowlevel
 from mcp_client._backend import Backend, current_backend
 from mcp_client._batch import AfterBatch
 from mcp_client._listeners import NotificationListener, tell
+from mcp_client._pending import Pending
 from mcp_client.errors import (
     MCPClientError,
     ProtocolError,
@@ -101,8 +102,7 @@ class Session:
         self._recent_tokens: OrderedDict[str, tuple[int, float]] = OrderedDict()
         self._connection: Connection | None = None
         self._closed: TransportError | None = None
-        self._cancels_pending = 0
-        self._cancels_drained = anyio.Event()
+        self._cancels_pending = Pending()
         self._cancels_in_progress: dict[int, anyio.Event] = {}
         self._listeners: list[NotificationListener] = []
         self._server_requests = ServerRequests(
@@ -182,10 +182,7 @@ class Session:
 
     async def drain_cancels(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) until the cancellations scheduled so far have been written."""
-        with anyio.move_on_after(timeout):
-            while self._cancels_pending:
-                self._cancels_drained = anyio.Event()
-                await self._cancels_drained.wait()
+        await self._cancels_pending.drained(timeout)
 
     # -- one request of a call ----------------------------------------------------------------------------------
 
@@ -287,7 +284,7 @@ class Session:
         if how is not None:
             self.emit(CancelSent(request.request_id, how, reason))
             return
-        self._cancels_pending += 1
+        self._cancels_pending.add()
         self._cancels_in_progress[request.request_id] = anyio.Event()
         self._task_group.start_soon(self._send_cancel, self._connection, request.request_id, reason)
 
@@ -302,9 +299,7 @@ class Session:
                 self.emit(CancelSent(request_id, how, reason))
         finally:
             self._cancels_in_progress.pop(request_id, anyio.Event()).set()
-            self._cancels_pending -= 1
-            if not self._cancels_pending:
-                self._cancels_drained.set()
+            self._cancels_pending.done()
 
     async def cancel_written(self, request_id: int) -> None:
         """Wait until the cancellation of ``request_id`` (if one is under way) has been written, bounded."""

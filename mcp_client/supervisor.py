@@ -32,9 +32,10 @@ import anyio.abc
 from mcp_client.calls import CallRunner
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import RetryScheduled, ServerRestarted
-from mcp_client.policy import TimeoutPolicy
+from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.restart import RestartLedger, RestartPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
+from mcp_client.progress import ProgressSink
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject, RequestId
 
@@ -228,6 +229,27 @@ class Supervisor:
         if started_at is None:
             started_at = options["started_at"] = self.current.session.clock()
         hard_deadline = started_at + policy.maximum if policy.maximum is not None else math.inf
+        sink: ProgressSink | None = options.get("sink")
+        if sink is not None:  # one stream for the whole call: a run on one process must not end it
+            options["sink"] = _KeptOpen(sink)
+        succeeded = False
+        try:
+            result = await self._call_on_processes(method, params, options, hard_deadline, retry, budget)
+            succeeded = True
+            return result
+        finally:
+            if sink is not None:
+                sink.close(drain=succeeded)
+
+    async def _call_on_processes(
+        self,
+        method: str,
+        params: JSONObject,
+        options: dict[str, Any],
+        hard_deadline: float,
+        retry: RetryPolicy | None,
+        budget: RetryBudget | None,
+    ) -> JSONObject:
         tries = 0
         while True:
             generation = self._generation
@@ -266,6 +288,22 @@ class Supervisor:
             while self._generation == generation and self.gave_up is None and not self._stopping:
                 await self._next_generation.wait()
         return self._generation != generation and self.gave_up is None and not self._stopping
+
+
+class _KeptOpen:
+    """A call's progress sink, lent to one run of the call: the run's end does not close it (the call may go on
+    on the next process); the supervisor closes it when the call ends."""
+
+    __slots__ = ("_sink",)
+
+    def __init__(self, sink: ProgressSink) -> None:
+        self._sink = sink
+
+    def offer(self, update: Progress) -> None:
+        self._sink.offer(update)
+
+    def close(self, *, drain: bool) -> None:
+        """(The run ended; the call may not have.)"""
 
 
 def _last_request(error: MCPClientError) -> RequestId:

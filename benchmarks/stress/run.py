@@ -20,6 +20,7 @@ import anyio
 
 from benchmarks.stress.rooms import cache_churn, subscriptions_cut, supervised_listen
 from benchmarks.stress.scenarios import Tally, TransportName, cancel_race, hostile, soak
+from benchmarks.stress.task_scenarios import supervised_task_kills, task_storm
 
 __all__ = ["main"]
 
@@ -33,6 +34,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--soak-seconds", type=float, default=None, help="seconds of soak per transport")
     parser.add_argument("--hostile-rounds", type=int, default=None, help="rounds of every hostile kind")
     parser.add_argument("--race-rounds", type=int, default=None, help="raced calls per transport")
+    parser.add_argument("--task-rounds", type=int, default=None, help="rounds of misbehaving task servers")
+    parser.add_argument("--kill-rounds", type=int, default=None, help="kills of a supervised server mid-task")
     parser.add_argument("--backend", choices=BACKENDS, help="run one backend in this process")
     parser.add_argument("--transport", choices=TRANSPORTS, action="append", help="only these (repeatable)")
     parser.add_argument("--soak-transport", choices=TRANSPORTS, action="append", help="soak only these")
@@ -57,6 +60,11 @@ async def _one_backend(options: argparse.Namespace) -> list[Tally]:
         tallies += [await hostile(transport, hostile_rounds) for transport in transports]
         tallies += [await cancel_race(transport, race_rounds) for transport in transports]
         tallies += [await soak(transport, soak_seconds) for transport in transports if transport in soaked]
+        task_rounds = options.task_rounds if options.task_rounds is not None else (2 if short else 40)
+        kill_rounds = options.kill_rounds if options.kill_rounds is not None else (2 if short else 25)
+        tallies += [await task_storm(transport, task_rounds) for transport in transports if transport != "stdio"]
+        if "stdio" in transports:
+            tallies.append(await supervised_task_kills(kill_rounds))
     if options.rooms:
         tallies += await _rooms(short, transports)
     return tallies

@@ -43,6 +43,9 @@ __all__ = [
 class OAuthError(MCPClientError):
     """Authorization with the MCP server's authorization server failed."""
 
+    refusal = True  # no authorization: nothing ran
+    outcome = "authorization"
+
     def __init__(
         self,
         message: str,

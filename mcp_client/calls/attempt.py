@@ -16,7 +16,15 @@ import math
 import anyio
 import anyio.lowlevel
 
-from mcp_client.errors import IdleTimeout, MaxTimeout, MCPClientError, ProtocolError, RequestCancelled, ServerError
+from mcp_client.errors import (
+    IdleTimeout,
+    MaxTimeout,
+    MCPClientError,
+    ProtocolError,
+    RequestCancelled,
+    ServerError,
+    TransportError,
+)
 from mcp_client.events import RequestSent, Slow, TimedOut
 from mcp_client.inflight import CANCELLED, CallState, WireRequest
 from mcp_client.policy import TimeoutKind, TimeoutPolicy
@@ -59,7 +67,9 @@ async def run_attempt(
             if request.failure is not None:
                 raise request.failure
             if request.outcome is not None:
-                return _unwrap(session, request)
+                result = _unwrap(session, request)
+                call.may_have_run = True  # answered: it ran (or began to: a task, a round of input)
+                return result
             kind = _clock_out(session, request, now)
             if kind is TimeoutKind.CALLER:
                 # The caller's own scope cancels us: give its timer the moment it may fire after ours (timers are
@@ -68,6 +78,9 @@ async def run_attempt(
                 kind = TimeoutKind.MAXIMUM  # only reached if that scope was shielded from us: a hard stop anyway
             if kind is not None:
                 raise _timed_out(session, request, kind, now)
+    except MCPClientError as exc:
+        _record_may_have_run(call, request, exc)
+        raise
     except anyio.get_cancelled_exc_class():
         # (A failed write reports for itself, in TransportError.written, whether anything left.)
         if request.written and request.outcome is None:
@@ -95,6 +108,7 @@ async def _send(session: Session, request: WireRequest, message: JSONObject, num
             request.written = True
     if not request.written:
         # The write itself outlived the maximum: the request may be half-written, so it counts as written.
+        call.may_have_run = True
         await anyio.lowlevel.checkpoint()  # let the caller's own deadline, if that was it, cancel us
         session.abandon(request, "maximum timeout passed while sending")
         raise _timeout(request, TimeoutKind.MAXIMUM, session.clock())
@@ -104,6 +118,14 @@ async def _send(session: Session, request: WireRequest, message: JSONObject, num
         previous = ids[-2] if len(ids) > 1 else None
         target = _target_of(message.get("params"))
         session.emit(RequestSent(request.request_id, request.method, request.token, number, target, previous))
+
+
+def _record_may_have_run(call: CallState, request: WireRequest, error: MCPClientError) -> None:
+    """Record on the error whether this attempt may have run, and on the call whether any attempt may have."""
+    written = error.written if isinstance(error, TransportError) else request.written
+    ran = written and not error.refusal
+    error.may_have_run = ran or call.may_have_run
+    call.may_have_run = error.may_have_run
 
 
 def _clock_out(session: Session, request: WireRequest, now: float) -> TimeoutKind | None:

@@ -35,10 +35,15 @@ from mcp_client.protocol.era import Era
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject
 
-__all__ = ["CallRunner", "Renewal"]
+__all__ = ["CallRunner", "Renewal", "Then"]
 
 Renewal = Callable[[], Awaitable[None]]
 """Starts a new session after the server ended ours (``SessionExpired``); concurrent calls may share one."""
+
+Then = Callable[[CallState, JSONObject, JSONObject], Awaitable[JSONObject]]
+"""What a call goes on with after its first answer, as the same call (its deadline, control, events and end):
+given the call, its params and that answer, it returns the call's result. The task phase of a task-backed tool
+call."""
 
 
 class CallRunner:
@@ -86,6 +91,7 @@ class CallRunner:
         control: RequestControl | None = None,
         want_progress: bool = True,
         renew: Renewal | None = None,
+        then: Then | None = None,
     ) -> JSONObject:
         """Run one call to its end and return its ``result`` object, or raise a typed error.
 
@@ -94,6 +100,8 @@ class CallRunner:
         session. Each gets a fresh id and progress token; all share one maximum, counted from ``started_at`` (the
         caller's call, on the session's clock; default: now), and one progress stream. Accepted progress goes to
         ``on_progress`` and to ``sink`` (the handle's iterator); ``control`` lets another task cancel the call.
+        ``then`` goes on after the first answer, as the same call (a task-backed tool call's polls): one deadline,
+        one ``RequestFinished``, the progress stream open until it ends.
 
         Raises:
             IdleTimeout, MaxTimeout: a clock of ``policy`` ran out (the request is cancelled on the wire).
@@ -114,10 +122,21 @@ class CallRunner:
         try:
             if on_progress is None:
                 return await self._live(
-                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
                 )
             return await self._live_with_callback(
-                on_progress, method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                on_progress,
+                method,
+                params,
+                deadline,
+                sink,
+                control,
+                want_progress,
+                retry,
+                idempotent,
+                headers,
+                renew,
+                then,
             )
         finally:
             deadline.finish()
@@ -144,19 +163,20 @@ class CallRunner:
         idempotent: bool,
         headers: dict[str, str] | None,
         renew: Renewal | None,
+        then: Then | None,
     ) -> JSONObject:
         """:meth:`_live` with a progress callback: run with no task of its own if it can, else by a pump."""
         sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
         if pump is None:
             return await self._live(
-                method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
             )
         error: MCPClientError | None = None
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(pump.run)
             try:
                 result = await self._live(
-                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew
+                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
                 )
             except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
                 error = exc
@@ -178,6 +198,7 @@ class CallRunner:
         idempotent: bool,
         headers: dict[str, str] | None,
         renew: Renewal | None,
+        then: Then | None,
     ) -> JSONObject:
         """The call on this session, and once more on a new one if the server ended ours before it saw it."""
         session = self.session
@@ -189,7 +210,7 @@ class CallRunner:
             error: MCPClientError | None = None
             succeeded = cancelled = renewing = False
             try:
-                result = await self._drive(call, params, want_progress, retry, idempotent)
+                result = await self._drive(call, params, want_progress, retry, idempotent, then)
                 succeeded = True
                 return result
             except MCPClientError as exc:
@@ -200,10 +221,14 @@ class CallRunner:
                     elapsed=deadline.elapsed(now),
                     last_progress=call.tracker.last_delivered,
                 )
+                if error.may_have_run is None:
+                    error.may_have_run = call.may_have_run
                 error.attempts = tuple(call.attempts) or (
                     Attempt(_last(call.request_ids), error, deadline.started_at, now),
                 )
+                # (Never when the call may have run: a task's poll that met the ended session, say.)
                 renewing = isinstance(exc, SessionExpired) and renew is not None and not renewed
+                renewing = renewing and not error.may_have_run
                 if not renewing:
                     raise error from None
             except anyio.get_cancelled_exc_class():
@@ -222,9 +247,15 @@ class CallRunner:
             renewed = True
 
     async def _drive(
-        self, call: CallState, params: JSONObject, want_progress: bool, retry: RetryPolicy | None, idempotent: bool
+        self,
+        call: CallState,
+        params: JSONObject,
+        want_progress: bool,
+        retry: RetryPolicy | None,
+        idempotent: bool,
+        then: Then | None,
     ) -> JSONObject:
-        """The attempts and input rounds of one call."""
+        """The attempts and input rounds of one call, then what it goes on with (``then``)."""
         session = self.session
         budget = self._budget
         attempt = 0
@@ -259,7 +290,7 @@ class CallRunner:
             if budget is not None:
                 budget.record_success()
             if not wants_input(call.method, result, allowed=session.input_rounds):
-                return result
+                return result if then is None else await then(call, params, result)
             rounds += 1
             if rounds > self._max_rounds:
                 raise ProtocolError(f"{call.method}: the server asked for input more than {self._max_rounds} times")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -31,8 +31,10 @@ import anyio
 import anyio.abc
 
 from mcp_client._backend import current_backend
+from mcp_client._pending import Pending
+from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
-from mcp_client.calls.runner import CallRunner
+from mcp_client.calls.runner import CallRunner, Then
 from mcp_client.errors import (
     InvalidParams,
     MaxTimeout,
@@ -44,24 +46,22 @@ from mcp_client.errors import (
     TaskNotFound,
     TransportError,
 )
-from mcp_client.events import TaskCancelSent, TaskStatus
+from mcp_client.events import Slow, TaskCancelSent, TaskCreated, TaskStatus
 from mcp_client.handlers import InputHandler
 from mcp_client.inflight import CallState, RequestControl, WireRequest
-from mcp_client.policy import Deadline, TimeoutKind, TimeoutPolicy
+from mcp_client.policy import TimeoutKind, TimeoutPolicy
 from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSchedule, StatusChange, StatusTracker
 from mcp_client.policy.tasks import TaskState as State
-from mcp_client.tasks.model import Task, task_of
+from mcp_client.tasks.model import Task
 from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
+    from mcp_client.protocol.era import Era
     from mcp_client.session import Session
 
-__all__ = ["TaskControl", "TaskHooks", "TaskRunner"]
+__all__ = ["TaskControl", "TaskRunner", "task_not_found"]
 
 logger = logging.getLogger("mcp_client.tasks")
-
-_CALLER_SCOPE_GRACE = 0.05
-"""Seconds to wait, once the caller's own deadline has come, for the caller's cancel scope to cancel us."""
 
 
 @dataclass(slots=True)
@@ -71,27 +71,24 @@ class TaskControl:
 
     task_id: str | None = None
     leave_running: bool = False
-    requested: bool = False
-    """2025-11-25: whether the call asked for a task (``params.task``)."""
+    on_answer: Callable[[Task | None], None] | None = None
+    """Told of the call's first answer: the task the server made of it, or None for an ordinary result."""
+
+    def answered(self, task: Task | None) -> None:
+        """The call's first answer arrived (``task``: what it created, if anything)."""
+        if task is not None:
+            self.task_id = task.task_id
+        if self.on_answer is not None:
+            self.on_answer(task)
 
 
-@dataclass(frozen=True, slots=True)
-class TaskHooks:
-    """What a :class:`~mcp_client.Call` handle runs for a call that may become a task: ``prepare`` before its
-    request (it may ask for a task in the params), ``finish`` after its first answer (given the answer, the call's
-    start and its control; it polls a task to its end), and the task's record."""
-
-    prepare: Callable[[JSONObject], Awaitable[None]]
-    finish: Callable[[JSONObject, float, RequestControl], Awaitable[JSONObject]]
-    control: TaskControl
-
-
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Run:
     """The state of one drive."""
 
     task_id: str
     call: CallState
+    control: RequestControl
     extension: bool
     """The 2026-07-28 extension's flavour (the era's ``tasks_extension``), else 2025-11-25's experimental one."""
     schedule: PollSchedule
@@ -99,6 +96,8 @@ class _Run:
     keys: InputKeys = field(default_factory=InputKeys)
     settled: bool = False
     """True once the server reported an end (or does not know the task): nothing left to cancel."""
+    hinted: bool = False
+    """A status notification named the task since the last poll: poll now."""
 
 
 class TaskRunner:
@@ -121,8 +120,12 @@ class TaskRunner:
         self.poll = poll
         self._rng = rng if rng is not None else random.Random()
         self._new_waiter = current_backend().new_waiter  # (created inside the loop, by the client's __aenter__)
-        self._cancels_pending = 0
-        self._cancels_drained = anyio.Event()
+        self._cancels_pending = Pending()
+        self._runs: set[_Run] = set()
+        """The drives under way (to stop them when the client closes)."""
+        self._runs_pending = Pending()
+        self._plain_phase = _ToolPhase(self, False, None, None)
+        self._closing = False
 
     @property
     def _session(self) -> Session:
@@ -130,60 +133,77 @@ class TaskRunner:
         return self._runner.session
 
     @property
+    def _gone(self) -> bool:
+        """Whether no request will be answered any more: the connection is gone, or the client is closing (over
+        HTTP nothing reports the connection closed, so the flag is the client's own)."""
+        return self._closing or self._session.closed_error is not None
+
+    @property
+    def _era(self) -> Era:
+        """The era of the current session: what a task looks like on its wire, which flavour of tasks it has."""
+        era = self._session.era
+        assert era is not None  # (tasks are driven on a session that negotiated)
+        return era
+
+    @property
     def _extension(self) -> bool:
-        return self._session.era is not None and self._session.era.tasks_extension
+        return self._era.tasks_extension
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
-    async def drive(
-        self,
-        task_id: str,
-        first: Task | None,
-        *,
-        policy: TimeoutPolicy,
-        started_at: float,
-        control: RequestControl | None = None,
-        handle: TaskControl | None = None,
-    ) -> JSONObject:
-        """Poll the task to its end and return the tool's result object (a ``CallToolResult`` as sent).
+    def tool_phase(self, *, asked: bool, control: RequestControl | None, handle: TaskControl | None) -> Then:
+        """What the call runner runs after the first answer of a ``tools/call`` (as the same call: its deadline,
+        its events, its end): the answer itself, or, when the server made a task of the call, the task polled to
+        its end. ``asked``: 2025-11-25, whether the call asked for a task; ``control`` cancels the call (None:
+        one is made if a task is)."""
+        if not asked and control is None and handle is None:
+            return self._plain_phase  # (most calls: one object for all of them, nothing per call in flight)
+        return _ToolPhase(self, asked, control, handle)
 
-        ``first`` is the task as its creation described it (None: poll at once, as when resuming by id). The
-        maximum counts from ``started_at`` (the session's clock). Raises what the call raises, plus
-        :class:`TaskFailed` and :class:`TaskNotFound`.
-        """
-        now = self._session.now()
-        deadline = Deadline(
-            policy.replace(notify_after=None),
-            started_at=min(started_at, now),
-            caller_deadline=anyio.current_effective_deadline(),
-        )
-        run = _Run(
-            task_id, CallState("tools/call", deadline, None), self._extension, PollSchedule(self.poll, self._rng)
-        )
-        own_control = control if control is not None else RequestControl()
-        own_control.attach(run.call)
+    def resume_phase(self, task_id: str, control: RequestControl, handle: TaskControl | None = None) -> Then:
+        """What the call runner runs after the first ``tasks/get`` of a task picked up by its id: the task polled
+        to its end, as above."""
+
+        async def phase(call: CallState, params: JSONObject, answer: JSONObject) -> JSONObject:
+            return await self._drive(call, task_id, self._era.task_of(answer), control, handle)
+
+        return phase
+
+    async def _drive(
+        self, call: CallState, task_id: str, first: Task, control: RequestControl, handle: TaskControl | None
+    ) -> JSONObject:
+        """Poll the task to its end under ``call`` (its one deadline) and return the tool's result object (a
+        ``CallToolResult`` as sent). Raises what a call raises, plus :class:`TaskFailed` and :class:`TaskNotFound`;
+        every error says the call may have run."""
+        run = _Run(task_id, call, control, self._extension, PollSchedule(self.poll, self._rng))
+        self._runs.add(run)
+        self._runs_pending.add()
         try:
-            report = first
+            report: Task | None = first
             while True:
                 if report is not None:
-                    outcome = await self._advance(run, report, own_control)
+                    outcome = await self._advance(run, report)
                     if outcome is not None:
                         return outcome
                 await self._wait_for_poll(run)
-                report = await self._poll(run, own_control)
+                report = await self._poll(run)
         except MCPClientError as exc:
             if not run.settled and not (handle is not None and handle.leave_running):
                 self.cancel_in_background(task_id, _reason(exc))
+            exc.may_have_run = True  # the server made a task of the call: whatever came after, it may have run
             raise
         except anyio.get_cancelled_exc_class():
             if not run.settled and not (handle is not None and handle.leave_running):
                 self.cancel_in_background(task_id, "the caller was cancelled")
             raise
         finally:
-            deadline.finish()
+            self._runs.discard(run)
+            self._runs_pending.done()
 
-    async def _advance(self, run: _Run, report: Task, control: RequestControl) -> JSONObject | None:
+    async def _advance(self, run: _Run, report: Task) -> JSONObject | None:
         """Take in one report of the task; return the tool's result when the task is done, None to poll on."""
+        if report.task_id != run.task_id:
+            raise ProtocolError(f"asked for task {run.task_id!r}, the server reported task {report.task_id!r}")
         change = run.tracker.observe(report.status, report.status_message, report.last_updated_at)
         if change is StatusChange.INVALID:
             raise ProtocolError(f"task {run.task_id!r}: unknown status {report.status!r}")
@@ -201,14 +221,15 @@ class TaskRunner:
         if status is State.COMPLETED:
             run.settled = True
             if not run.extension:
-                return await self._fetch_result(run, control)
+                return await self._fetch_result(run)  # (None: the read failed; poll, then read again)
             if report.result is None:
                 raise ProtocolError(f"task {run.task_id!r} completed without a result")
             return report.result
         if status is State.FAILED:
             run.settled = True
             if not run.extension:
-                await self._fetch_result(run, control)  # raises the task's error
+                if await self._fetch_result(run) is None:  # else it raised the task's error
+                    return None
                 raise ProtocolError(f"task {run.task_id!r} failed, but tasks/result returned a result")
             raise _failed(run.task_id, report.error, report.status_message)
         if status is State.CANCELLED:
@@ -218,66 +239,74 @@ class TaskRunner:
         if status is State.INPUT_REQUIRED and change is not StatusChange.BACKWARDS:
             if not run.extension:
                 # 2025-11-25: the server sends its requests on the stream of tasks/result, which ends with the task.
-                return await self._fetch_result(run, control, waiting=True)
-            fresh = run.keys.fresh(report.input_requests or {})
-            if fresh:
-                await self._answer(run, fresh, control)
+                return await self._fetch_result(run, waiting=True)
+            requests = report.input_requests or {}
+            fresh = run.keys.fresh(requests)
+            kept = run.keys.to_resend(requests)
+            if fresh or kept:
+                await self._answer(run, fresh, kept)
         return None
 
     async def _wait_for_poll(self, run: _Run) -> None:
-        """Sleep until the next poll is due; raise when the call is cancelled or its maximum passes first."""
+        """Sleep until the next poll is due (or a status notification names the task); raise when the call is
+        cancelled or its maximum passes first. No request is in flight: the idle clock does not run."""
         call = run.call
+        deadline = call.deadline
         while True:
             now = self._session.now()
-            kind = call.deadline.expired(now)
+            if deadline.take_slow(now):
+                self._session.emit(Slow(_last(call.request_ids), call.method, deadline.elapsed(now)))
+            kind = _hard_expiry(deadline.expired(now))
             if kind is TimeoutKind.CALLER:
-                await anyio.sleep(_CALLER_SCOPE_GRACE)  # the caller's own scope cancels us
+                await anyio.sleep(CALLER_SCOPE_GRACE)  # the caller's own scope cancels us
                 kind = TimeoutKind.MAXIMUM
             if kind is not None:
-                maximum = call.deadline.policy.maximum
-                limit = maximum if maximum is not None else call.deadline.elapsed(now)
+                maximum = deadline.policy.maximum
+                limit = maximum if maximum is not None else deadline.elapsed(now)
                 raise MaxTimeout(f"tools/call: the {limit:g} s maximum passed (task {run.task_id!r})", timeout=limit)
-            due = run.schedule.next_poll_at(call.deadline.hard_deadline(now))
-            if call.cancel_reason is None and due > now:
+            due = run.schedule.next_poll_at(deadline.hard_deadline(now))
+            wake = min(due, deadline.slow_at())
+            if call.cancel_reason is None and wake > now and not run.hinted:
                 # The loop's own timer and future, as a request's wait (no cancel scope per poll); a cancel through
                 # the control settles the placeholder request, which wakes the wait at once.
                 waiter = self._new_waiter()
                 call.current = WireRequest(0, None, call, waiter)
                 try:
-                    await waiter.wait(due)
+                    await waiter.wait(wake)
                 finally:
                     call.current = None
             if call.cancel_reason is not None:
                 reason = call.cancel_reason
                 raise RequestCancelled(f"tools/call was cancelled: {reason} (task {run.task_id!r})", reason=reason)
-            if self._session.now() >= due and call.deadline.expired(self._session.now()) is None:
+            now = self._session.now()
+            if (run.hinted or now >= due) and _hard_expiry(deadline.expired(now)) is None:
+                run.hinted = False
                 return
 
-    async def _poll(self, run: _Run, control: RequestControl) -> Task | None:
+    async def _poll(self, run: _Run) -> Task | None:
         """One ``tasks/get``: the task's report, or None when the poll failed on the transport (it is retried)."""
         try:
-            raw = await self._request(run, "tasks/get", {"taskId": run.task_id}, control)
+            raw = await self._request(run, "tasks/get", {"taskId": run.task_id})
         except TransportError:
-            if self._session.closed_error is not None:
+            if self._gone:
                 raise  # the connection is gone for good: no poll will be answered
             run.schedule.failed(self._session.now())
             return None
         except InvalidParams as exc:
             run.settled = True
-            detail = f"the server does not know task {run.task_id!r}: {exc.message}"
-            raise TaskNotFound(detail, task_id=run.task_id) from None
-        return task_of(raw, modern=run.extension)
+            raise task_not_found(exc, run.task_id) from None
+        return self._era.task_of(raw)
 
-    async def _fetch_result(self, run: _Run, control: RequestControl, *, waiting: bool = False) -> JSONObject | None:
+    async def _fetch_result(self, run: _Run, *, waiting: bool = False) -> JSONObject | None:
         """2025-11-25 ``tasks/result``: the tool's result, or the task's error as :class:`TaskFailed`.
 
         While the task waits for input (``waiting``) the request stays open until the task ends, so no idle limit
-        applies to it; a transport failure then means "poll on" (None).
+        applies to it. A read is safe to repeat: a transport failure means "poll on, then read again" (None).
         """
         try:
-            result = await self._request(run, "tasks/result", {"taskId": run.task_id}, control, no_idle=waiting)
+            result = await self._request(run, "tasks/result", {"taskId": run.task_id}, no_idle=waiting)
         except TransportError:
-            if not waiting or self._session.closed_error is not None:
+            if self._gone:
                 raise
             run.schedule.failed(self._session.now())
             return None
@@ -290,37 +319,39 @@ class TaskRunner:
         run.settled = True
         return result
 
-    async def _answer(self, run: _Run, requests: JSONObject, control: RequestControl) -> None:
-        """2026-07-28: answer the task's new input requests through the host's handlers, then ``tasks/update``."""
-        with self._session.waiting_on_a_person([run.call]):
-            answered = await answer_input_round(run.call, {}, {"inputRequests": requests}, self._input_handler)
-        responses = answered.get("inputResponses") or {}
+    async def _answer(self, run: _Run, requests: JSONObject, kept: JSONObject) -> None:
+        """2026-07-28: answer the task's new input requests through the host's handlers, then ``tasks/update`` with
+        those answers and the ``kept`` ones an earlier update failed to deliver (the person is never asked twice)."""
+        responses = dict(kept)
+        if requests:
+            with self._session.waiting_on_a_person([run.call]):
+                answered = await answer_input_round(run.call, {}, {"inputRequests": requests}, self._input_handler)
+            responses.update(answered.get("inputResponses") or {})
         try:
-            await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses}, control)
+            await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses})
         except TransportError:
-            if self._session.closed_error is not None:
+            if self._gone:
                 raise
-            run.keys.release(requests)  # not delivered: answer again when a poll asks again
+            run.keys.hold(responses)  # not delivered: sent again, as they are, when a poll still asks for them
             run.schedule.failed(self._session.now())
             return
+        run.keys.delivered()
         run.schedule.answered(self._session.now(), interval=None, changed=True)
 
-    async def _request(
-        self, run: _Run, method: str, params: JSONObject, control: RequestControl, *, no_idle: bool = False
-    ) -> JSONObject:
-        """One ``tasks/*`` request of the drive, under the call's policy and maximum."""
+    async def _request(self, run: _Run, method: str, params: JSONObject, *, no_idle: bool = False) -> JSONObject:
+        """One ``tasks/*`` request of the drive: an attempt of the call, under its one deadline (the idle clock
+        starts again at the write; ``no_idle``: none for this request), with an id of its own."""
         deadline = run.call.deadline
-        policy = deadline.policy.replace(idle=None) if no_idle else deadline.policy
-        now = self._session.now()
-        maximum = policy.maximum
-        # The maximum of every request is the call's: counted from the call's start, moved by paused time only.
-        started_at = deadline.maximum_at(now) - maximum if maximum is not None else deadline.started_at
+        request = CallState(method, deadline, None)
+        run.control.attach(request)
+        policy = deadline.policy
+        if no_idle:
+            deadline.policy = policy.replace(idle=None)
         try:
-            return await self._runner.run(
-                method, params, policy=policy, want_progress=False, control=control, started_at=started_at
-            )
+            return await run_attempt(self._session, request, params, False, 1)
         finally:
-            control.attach(run.call)  # cancels between requests reach the drive again
+            deadline.policy = policy
+            run.control.attach(run.call)  # cancels between requests reach the drive again
 
     # -- single requests on a task ---------------------------------------------------------------------------
 
@@ -329,8 +360,29 @@ class TaskRunner:
         try:
             raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
         except InvalidParams as exc:
-            raise TaskNotFound(f"the server does not know task {task_id!r}: {exc.message}", task_id=task_id) from None
-        return task_of(raw, modern=self._extension)
+            raise task_not_found(exc, task_id) from None
+        return self._era.task_of(raw)
+
+    async def result(
+        self, task_id: str, *, policy: TimeoutPolicy, started_at: float, handle: TaskControl | None = None
+    ) -> JSONObject:
+        """Pick the task up by its id and poll it to its end, as one call (a first ``tasks/get``, then the drive);
+        the tool's result object. :class:`TaskNotFound` for an unknown or expired id."""
+        control = RequestControl()
+        try:
+            return await self._runner.run(
+                "tasks/get",
+                {"taskId": task_id},
+                policy=policy,
+                started_at=started_at,
+                control=control,
+                want_progress=False,
+                then=self.resume_phase(task_id, control, handle),
+            )
+        except InvalidParams as exc:
+            if exc.may_have_run:  # (the drive's own poll already said so)
+                raise
+            raise task_not_found(exc, task_id) from None
 
     async def cancel(self, task_id: str, *, policy: TimeoutPolicy, reason: str = "cancelled by the client") -> None:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already
@@ -338,14 +390,36 @@ class TaskRunner:
         try:
             await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
         except InvalidParams as exc:
-            detail = f"the server could not cancel task {task_id!r} (unknown, expired or finished): {exc.message}"
-            raise TaskNotFound(detail, task_id=task_id) from None
+            raise task_not_found(exc, task_id, "could not cancel") from None
         self._session.emit(TaskCancelSent(task_id, reason, True))
 
     def cancel_in_background(self, task_id: str, reason: str) -> None:
-        """Send ``tasks/cancel`` from the client's task group, bounded by ``cancel_timeout``; never raises."""
-        self._cancels_pending += 1
-        self._task_group.start_soon(self._send_cancel, task_id, reason)
+        """Send ``tasks/cancel`` from the client's task group, bounded by ``cancel_timeout``; never raises (when the
+        client is already shut down, nothing can be sent: the task is reported as not acknowledged)."""
+        try:
+            self._task_group.start_soon(self._send_cancel, task_id, reason)
+        except RuntimeError:  # the task group has ended: the connection with it
+            logger.debug("tasks/cancel for task %s not sent: the client is closed", task_id)
+            self._session.emit(TaskCancelSent(task_id, reason, False))
+            return
+        self._cancels_pending.add()
+
+    def status_hint(self, params: JSONObject) -> None:
+        """A status notification (``notifications/tasks/status``, or ``notifications/tasks`` on a listen stream)
+        named a task: the drives of that task poll at once. Only a hint: what the poll answers is what counts."""
+        task_id = params.get("taskId")
+        for run in self._runs:
+            if run.task_id == task_id:
+                run.hinted = True
+                run.call.nudge()
+
+    async def close(self, reason: str, timeout: float) -> None:
+        """Stop every drive under way (their tasks are cancelled with ``tasks/cancel``, unless detached) and wait,
+        at most ``timeout`` s, until they have ended; from now on no poll is sent again after a failure."""
+        self._closing = True
+        for run in list(self._runs):
+            run.control.cancel(reason)
+        await self._runs_pending.drained(timeout)
 
     async def _send_cancel(self, task_id: str, reason: str) -> None:
         acknowledged = False
@@ -358,16 +432,55 @@ class TaskRunner:
             logger.debug("tasks/cancel for task %s failed: %s", task_id, exc)
         finally:
             self._session.emit(TaskCancelSent(task_id, reason, acknowledged))
-            self._cancels_pending -= 1
-            if not self._cancels_pending:
-                self._cancels_drained.set()
+            self._cancels_pending.done()
 
     async def drain(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) until the background ``tasks/cancel`` requests have ended."""
-        with anyio.move_on_after(timeout):
-            while self._cancels_pending:
-                self._cancels_drained = anyio.Event()
-                await self._cancels_drained.wait()
+        await self._cancels_pending.drained(timeout)
+
+
+class _ToolPhase:
+    """:meth:`TaskRunner.tool_phase`, as a small object (shared by the calls that need nothing of their own)."""
+
+    __slots__ = ("_asked", "_control", "_handle", "_runner")
+
+    def __init__(
+        self, runner: TaskRunner, asked: bool, control: RequestControl | None, handle: TaskControl | None
+    ) -> None:
+        self._runner = runner
+        self._asked = asked
+        self._control = control
+        self._handle = handle
+
+    async def __call__(self, call: CallState, params: JSONObject, answer: JSONObject) -> JSONObject:
+        runner = self._runner
+        task = runner._era.created_task(answer, asked=self._asked)
+        if self._handle is not None:
+            self._handle.answered(task)
+        if task is None:
+            return answer
+        control = self._control
+        if control is None:  # (a call without a handle: the drive needs one, to stop it when the client closes)
+            control = RequestControl()
+            control.attach(call)
+        tool = params.get("name")
+        runner._session.emit(TaskCreated(task.task_id, tool if isinstance(tool, str) else "", task.ttl))
+        return await runner._drive(call, task.task_id, task, control, self._handle)
+
+
+def task_not_found(error: InvalidParams, task_id: str, what: str = "does not know") -> TaskNotFound:
+    """The one reading of ``-32602`` on a task request: the server does not know the task (never existed, expired,
+    or for ``tasks/cancel`` at 2025-11-25 already finished)."""
+    return TaskNotFound(f"the server {what} task {task_id!r}: {error.message}", task_id=task_id)
+
+
+def _hard_expiry(kind: TimeoutKind | None) -> TimeoutKind | None:
+    """Between a task's requests only the hard limits count (the idle clock runs while a request is out)."""
+    return None if kind is TimeoutKind.IDLE else kind
+
+
+def _last(request_ids: list[int]) -> int:
+    return request_ids[-1] if request_ids else 0
 
 
 def _failed(task_id: str, error: JSONObject | None, status_message: str | None) -> TaskFailed:

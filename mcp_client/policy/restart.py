@@ -12,11 +12,13 @@ with the current time and acts on the answer.
 
 from __future__ import annotations
 
-import math
 import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from mcp_client.policy.backoff import exponential_bound
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = ["RestartLedger", "RestartPolicy"]
 
@@ -43,16 +45,15 @@ class RestartPolicy:
         if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) or self.max_restarts < 0:
             raise ValueError(f"max_restarts must be an integer >= 0, got {self.max_restarts!r}")
         for name in ("window", "initial_backoff", "max_backoff"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0 or math.isinf(value):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+            check_seconds(name, getattr(self, name), zero=True)
         if not self.multiplier >= 1:
             raise ValueError(f"multiplier must be >= 1, got {self.multiplier!r}")
 
     def bound(self, restart_number: int) -> float:
         """The upper bound of the wait before restart number ``restart_number`` within a window (1 for the first)."""
-        exponent = min(restart_number - 1, 64)
-        return float(min(self.max_backoff, self.initial_backoff * self.multiplier**exponent))
+        return exponential_bound(
+            restart_number, initial=self.initial_backoff, multiplier=self.multiplier, cap=self.max_backoff
+        )
 
 
 @dataclass(slots=True)

@@ -13,20 +13,20 @@ tool. Of the causes, only transport failures (a broken stream at 2026-07-28 must
 overload answers (HTTP 429/503, ``Retry-After`` honoured, idempotent tools only) and, when the policy says so, idle
 timeouts are retryable. JSON-RPC errors, ``isError`` results, cancellation and the hard maximum never are.
 
-Backoff uses tenacity's full-jitter exponential strategy; every attempt must fit in the call's one maximum; a
-per-client :class:`RetryBudget` (gRPC's retry throttling) stops a failing server from drawing a retry storm.
+Backoff is the package's one full-jitter exponential wait (:mod:`.backoff`); every attempt must fit in the call's
+one maximum; a per-client :class:`RetryBudget` (gRPC's retry throttling) stops a failing server from drawing a
+retry storm.
 """
 
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
-
-import tenacity
+from typing import Any
 
 from mcp_client.errors import IdleTimeout, MCPClientError, SessionExpired, TransportError
+from mcp_client.policy.backoff import full_jitter
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = ["DEFAULT_RETRY", "RetryBudget", "RetryDecision", "RetryPolicy", "Verdict", "decide"]
 
@@ -56,9 +56,7 @@ class RetryPolicy:
         if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or self.attempts < 1:
             raise ValueError(f"attempts must be an integer >= 1, got {self.attempts!r}")
         for name in ("initial_backoff", "max_backoff"):
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or math.isnan(value) or value < 0:
-                raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+            check_seconds(name, getattr(self, name), zero=True, infinite=True)
         if not self.multiplier >= 1:
             raise ValueError(f"multiplier must be >= 1, got {self.multiplier!r}")
 
@@ -73,21 +71,11 @@ class RetryPolicy:
 
     def backoff(self, retry_number: int) -> float:
         """A random wait before retry number ``retry_number`` (1 for the first retry): full jitter."""
-        strategy = tenacity.wait_random_exponential(
-            multiplier=self.initial_backoff, max=self.max_backoff, exp_base=self.multiplier
-        )
-        return float(strategy(cast(tenacity.RetryCallState, _AttemptNumber(retry_number))))
+        return full_jitter(retry_number, initial=self.initial_backoff, multiplier=self.multiplier, cap=self.max_backoff)
 
 
 DEFAULT_RETRY = RetryPolicy()
 """The default: up to 3 attempts, only for the safe cases."""
-
-
-@dataclass(frozen=True, slots=True)
-class _AttemptNumber:
-    """What tenacity's wait strategies read of a retry state."""
-
-    attempt_number: int
 
 
 class Verdict(enum.Enum):
@@ -168,7 +156,9 @@ def decide(
     """Decide whether attempt number ``attempt`` (1-based), which failed with ``error``, is sent again."""
     if not is_retryable_cause(error, policy):
         return RetryDecision(Verdict.NOT_RETRYABLE)
-    written = not isinstance(error, TransportError) or error.written
+    written = error.may_have_run  # recorded by the call's attempts; else the error's kind says
+    if written is None:
+        written = not isinstance(error, TransportError) or error.written
     safe = not written or (policy.idempotent if policy.idempotent is not None else idempotent)
     if not safe:
         return RetryDecision(Verdict.MAY_HAVE_RUN)

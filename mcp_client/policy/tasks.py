@@ -14,7 +14,7 @@ I/O, so it is tested on a fake clock:
 * :class:`InputKeys` - input requests are keyed, and a key is unique over the task's life: a key answered (or being
   answered) is never answered again, however many polls repeat it.
 
-Imports: the standard library only.
+Imports: the standard library and the package's one backoff (:mod:`.backoff`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,13 @@ from __future__ import annotations
 import enum
 import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+from mcp_client.policy.backoff import exponential_bound
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -57,10 +60,7 @@ TERMINAL_STATUSES = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.
 
 
 def _check_seconds(name: str, value: float, *, allow_zero: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not allow_zero) or math.isinf(value):
-        raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
+    check_seconds(name, value, zero=allow_zero)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +157,7 @@ class PollSchedule:
         """A poll failed on the transport at ``now`` (a read: safe to send again). Returns the next poll's time."""
         self._failures += 1
         ceiling = max(self.base_interval, self.policy.max_interval)
-        wait = min(ceiling, self.policy.failure_backoff * 2.0 ** (self._failures - 1))
+        wait = exponential_bound(self._failures, initial=self.policy.failure_backoff, multiplier=2.0, cap=ceiling)
         self._next_at = now + self._jittered(wait)
         return self._next_at
 
@@ -239,9 +239,11 @@ def _before(a: datetime, b: datetime) -> bool:
 
 @dataclass(slots=True)
 class InputKeys:
-    """Which input requests of a task still need an answer. A key is answered at most once over the task's life."""
+    """Which input requests of a task still need an answer. A key is answered at most once over the task's life:
+    an answer that could not be delivered is kept and sent again, never asked of the person twice."""
 
     _taken: set[str] = field(default_factory=set)
+    _undelivered: dict[str, Any] = field(default_factory=dict)
 
     def fresh(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """The requests whose keys were never taken before; they are taken now (being answered)."""
@@ -249,9 +251,18 @@ class InputKeys:
         self._taken.update(new)
         return new
 
-    def release(self, keys: Iterable[str]) -> None:
-        """The answers to ``keys`` could not be delivered: let a later poll ask again."""
-        self._taken.difference_update(keys)
+    def hold(self, responses: Mapping[str, Any]) -> None:
+        """These answers could not be delivered (``tasks/update`` failed on the transport): keep them to send again."""
+        self._undelivered.update(responses)
+
+    def to_resend(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """The kept answers to the requests the task still asks for (the others it no longer needs: dropped)."""
+        self._undelivered = {key: answer for key, answer in self._undelivered.items() if key in requests}
+        return dict(self._undelivered)
+
+    def delivered(self) -> None:
+        """The kept answers reached the server."""
+        self._undelivered.clear()
 
     def __contains__(self, key: object) -> bool:
         return key in self._taken

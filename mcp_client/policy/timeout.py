@@ -26,16 +26,13 @@ import enum
 import math
 from dataclasses import dataclass, field, replace
 
+from mcp_client.policy.seconds import check_seconds
+
 __all__ = ["DEFAULT_TIMEOUT", "Deadline", "TimeoutKind", "TimeoutPolicy", "as_timeout_policy", "timeout_over"]
 
 
 def _check_duration(name: str, value: float | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number of seconds or None, not {type(value).__name__}")
-    if math.isnan(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    check_seconds(name, value, infinite=True, none=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +218,12 @@ class Deadline:
             self._slow_reported = True
             return True
         return False
+
+    def slow_at(self) -> float:
+        """Absolute time of the soft deadline still to report (``inf``: none, or already reported)."""
+        if self._slow_reported or self._finished or self.policy.notify_after is None:
+            return math.inf
+        return self.started_at + self.policy.notify_after
 
     def next_wakeup(self, now: float) -> float:
         """The earliest absolute time at which :meth:`expired` or :meth:`take_slow` could change (or ``inf``)."""

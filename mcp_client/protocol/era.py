@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_client.tasks.model import Task, creation_of, task_of
+
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
@@ -98,6 +100,16 @@ class Era:
         carries the result, input is answered with ``tasks/update``)? Else the 2025-11-25 experimental tasks: the
         client asks with ``params.task``, and the result and the server's requests come through ``tasks/result``."""
         return self.modern
+
+    def task_of(self, raw: object) -> Task:
+        """A task as this era spells it on the wire (``ttlMs``/``pollIntervalMs`` at 2026-07-28, ``ttl``/
+        ``pollInterval`` at 2025-11-25); anything malformed is a :class:`~mcp_client.ProtocolError`."""
+        return task_of(raw, modern=self.tasks_extension)
+
+    def created_task(self, result: dict[str, Any], *, asked: bool) -> Task | None:
+        """The task a ``tools/call`` answer created, or None for an ordinary result (2026-07-28: ``resultType:
+        "task"``; 2025-11-25: a nested ``task`` in answer to a call that ``asked`` for one)."""
+        return creation_of(result, modern=self.tasks_extension, asked=asked)
 
     @property
     def listen_stream(self) -> bool:

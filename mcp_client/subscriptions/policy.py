@@ -7,20 +7,17 @@ jittered, capped, growing wait, with a new request id.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
-import tenacity
+from mcp_client.policy.backoff import full_jitter
+from mcp_client.policy.seconds import check_seconds
 
 __all__ = ["DEFAULT_LISTEN_POLICY", "ListenPolicy"]
 
 
 def _check_seconds(name: str, value: object, *, zero: bool) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not zero) or math.isinf(value):
-        raise ValueError(f"{name} must be a finite number of seconds {'>= 0' if zero else '> 0'}, got {value!r}")
+    check_seconds(name, value, zero=zero)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,23 +66,11 @@ class ListenPolicy:
     def backoff(self, streak: int) -> float:
         """A random wait (full jitter) before the re-listen that follows ``streak`` drops or failures in a row
         (1 for the first): uniform in ``[0, min(max_backoff, initial_backoff * multiplier ** (streak - 1))]``."""
-        strategy = tenacity.wait_random_exponential(
-            multiplier=self.initial_backoff, max=self.max_backoff, exp_base=self.multiplier
-        )
-        return float(strategy(cast(tenacity.RetryCallState, _AttemptNumber(max(1, streak)))))
+        return full_jitter(streak, initial=self.initial_backoff, multiplier=self.multiplier, cap=self.max_backoff)
 
     def gives_up(self, streak: int) -> bool:
         """Whether ``streak`` drops or failures in a row are too many to try again."""
         return self.max_relistens is not None and streak > self.max_relistens
-
-
-class _AttemptNumber:
-    """The one attribute tenacity's wait strategies read."""
-
-    __slots__ = ("attempt_number",)
-
-    def __init__(self, attempt_number: int) -> None:
-        self.attempt_number = attempt_number
 
 
 DEFAULT_LISTEN_POLICY = ListenPolicy()

@@ -16,17 +16,14 @@ import mcp_types
 
 from mcp_client._results import tool_result
 from mcp_client.calls.runner import CallRunner
-from mcp_client.calls.tasks import TaskControl, TaskHooks, TaskRunner
+from mcp_client.calls.tasks import TaskRunner
 from mcp_client.errors import MCPClientError, MissingClientCapability
-from mcp_client.events import TaskCreated
 from mcp_client.handlers import InputHandlers
-from mcp_client.inflight import RequestControl
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.tasks.model import (
     Task,
     TaskPolicy,
-    creation_of,
     declared_capabilities,
     explain_missing_tasks,
     wants_task,
@@ -40,6 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskMethods", "TaskPolicy"]
 
+_STATUS_NOTIFICATIONS = frozenset({"notifications/tasks/status", "notifications/tasks"})
+"""2025-11-25's status notification, and 2026-07-28's (on a ``subscriptions/listen`` stream)."""
+
 
 class TaskMethods:
     """Task-backed tool calls for :class:`~mcp_client.Client` (a mixin: the client provides the rest)."""
@@ -47,6 +47,7 @@ class TaskMethods:
     tasks: TaskPolicy
     """Whether and how tool calls run as tasks."""
     _task_support: dict[str, str | None]
+    _tools_listed: bool
     _task_runner: TaskRunner | None
 
     if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class TaskMethods:
             MaxTimeout, IdleTimeout: The policy ran out (the task is then cancelled, as for any call).
         """
         started_at = self.session.now()
-        result = await self._tasks.drive(task_id, None, policy=self.resolve_timeout(timeout), started_at=started_at)
+        result = await self._tasks.result(task_id, policy=self.resolve_timeout(timeout), started_at=started_at)
         return tool_result(f"task {task_id}", result, raise_on_error)
 
     async def get_task(self, task_id: str, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT) -> Task:
@@ -100,6 +101,7 @@ class TaskMethods:
         """Take the ``tasks=`` argument; return ``capabilities`` with the tasks extension declared (unless off)."""
         self.tasks = tasks if isinstance(tasks, TaskPolicy) else TaskPolicy(enabled=bool(tasks))
         self._task_support = {}
+        self._tools_listed = False
         self._task_runner = None
         return declared_capabilities(capabilities, self.tasks)
 
@@ -130,9 +132,27 @@ class TaskMethods:
         self._task_runner = task_runner
         stack.push_async_callback(task_runner.drain, cancel_timeout)
 
+    def _task_status_hint(self, method: str, params: JSONObject) -> None:
+        """A task status notification wakes the poll of its task (it is never relied on: polling goes on)."""
+        if method in _STATUS_NOTIFICATIONS and self._task_runner is not None:
+            self._task_runner.status_hint(params)
+
+    async def _close_tasks(self, reason: str, timeout: float) -> None:
+        """Stop the task-backed calls under way, wherever they are awaited: each task gets its ``tasks/cancel``
+        (unless its call was detached) while the connection still carries it."""
+        if self._task_runner is not None:
+            await self._task_runner.close(reason, timeout)
+
     def _learn_task_support(self, tools: list[mcp_types.Tool]) -> None:
-        """Remember each listed tool's ``execution.taskSupport`` (2025-11-25)."""
+        """Remember each listed tool's ``execution.taskSupport`` (2025-11-25), and that the tools were listed: a
+        name missing from the listing is not listed again for every call of it."""
         self._task_support = {tool.name: tool.execution.task_support if tool.execution else None for tool in tools}
+        self._tools_listed = True
+
+    def _forget_task_support(self) -> None:
+        """The server's tools changed (``list_changed``, or the cached listing was dropped): learn them again."""
+        self._task_support = {}
+        self._tools_listed = False
 
     @property
     def _tasks(self) -> TaskRunner:
@@ -146,45 +166,12 @@ class TaskMethods:
         tool was not listed yet. At 2026-07-28 the server decides: nothing is added."""
         if self.era.tasks_extension or not self.tasks.enabled:
             return False
-        if name not in self._task_support and _serves_tasks(self.server_capabilities):
+        if not self._tools_listed and name not in self._task_support and _serves_tasks(self.server_capabilities):
             await self.list_tools(timeout=timeout)
         if not wants_task(self.tasks, name, self._task_support.get(name)):
             return False
         params["task"] = {"ttl": self.tasks.ttl_ms(self.resolve(name, timeout=timeout)[0].maximum)}
         return True
-
-    async def _finish_as_task(
-        self,
-        name: str,
-        result: JSONObject,
-        policy: TimeoutPolicy,
-        started_at: float,
-        asked: bool,
-        control: RequestControl | None = None,
-        handle: TaskControl | None = None,
-    ) -> JSONObject:
-        """``result`` itself, or, when it created a task, the task's result once polled to its end."""
-        task = creation_of(result, modern=self.era.tasks_extension, asked=asked)
-        if task is None:
-            return result
-        if handle is not None:
-            handle.task_id = task.task_id
-        self.session.emit(TaskCreated(task.task_id, name, task.ttl))
-        return await self._tasks.drive(
-            task.task_id, task, policy=policy, started_at=started_at, control=control, handle=handle
-        )
-
-    def _task_hooks(self, name: str, policy: TimeoutPolicy, timeout: TimeoutArg) -> TaskHooks:
-        """What a ``tool_call`` handle runs before its request and after its first answer, and its task record."""
-        handle = TaskControl()
-
-        async def prepare(params: JSONObject) -> None:
-            handle.requested = await self._ask_for_task(name, params, timeout)
-
-        async def finish(result: JSONObject, started_at: float, control: RequestControl) -> JSONObject:
-            return await self._finish_as_task(name, result, policy, started_at, handle.requested, control, handle)
-
-        return TaskHooks(prepare, finish, handle)
 
 
 def _serves_tasks(capabilities: mcp_types.ServerCapabilities | None) -> bool:

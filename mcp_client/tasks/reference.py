@@ -23,17 +23,14 @@ import mcp_types
 
 from mcp_client._results import tool_result
 from mcp_client.calls.tasks import TaskControl, TaskRunner
-from mcp_client.errors import ProtocolError
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
-from mcp_client.tasks.model import creation_of
 
 if TYPE_CHECKING:
     from mcp_client.policy import TimeoutPolicy
-    from mcp_client.protocol.era import Era
     from mcp_client.session import Session
     from mcp_client.transports.base import Transport
 
-__all__ = ["Resuming", "TaskReference", "endpoint_id", "reference_of"]
+__all__ = ["Resuming", "TaskReference", "endpoint_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,19 +100,6 @@ def endpoint_id(transport: Transport, server_info: mcp_types.Implementation | No
     return "server:" + (server_info.name if server_info is not None else transport.description)
 
 
-def reference_of(answer: dict[str, Any], endpoint: str, era: Era, tool: object, *, asked: bool) -> TaskReference | None:
-    """The reference of the task a ``tools/call`` ``answer`` created, or None when it created none (a malformed
-    task is left to the task driver, which raises its :class:`~mcp_client.ProtocolError`)."""
-    try:
-        task = creation_of(answer, modern=era.tasks_extension, asked=asked)
-    except ProtocolError:
-        return None
-    if task is None:
-        return None
-    name = tool if isinstance(tool, str) else None
-    return TaskReference(server=endpoint, task_id=task.task_id, protocol=era.version, tool=name, ttl=task.ttl)
-
-
 class Resuming:
     """``resume(ref)`` for :class:`~mcp_client.Client` (a mixin: the client provides the rest)."""
 
@@ -179,9 +163,8 @@ class Resuming:
         if leave_running is None:
             return await self.task_result(reference.task_id, timeout=timeout, raise_on_error=raise_on_error)
         started_at = self.session.now()
-        result = await self._tasks.drive(
+        result = await self._tasks.result(
             reference.task_id,
-            None,
             policy=self.resolve_timeout(timeout),
             started_at=started_at,
             handle=_AskedControl(leave_running, task_id=reference.task_id),

@@ -16,6 +16,10 @@ Its arguments script what real servers will not do on demand:
 * ``ignore_cancel``: acknowledge ``tasks/cancel`` and carry on.
 * ``silent_cancel``: never answer ``tasks/cancel`` (and carry on).
 * ``silent_polls_after``: answer that many ``tasks/get``, then no more (a server that hangs).
+* ``notify_status``: when ``seconds`` are up, send ``notifications/tasks/status`` (``completed``) on the connection.
+* ``garble_ids_after``: answer that many ``tasks/get`` as usual, then report the task under another id.
+* ``poll_errors``: a list of JSON-RPC error codes: the first ``tasks/get`` requests are answered with them, in
+  order (``-32020``: a header mismatch of a poll), then the task is reported as usual.
 
 Time is read from ``anyio.current_time()``, so it runs under trio's ``MockClock``.
 """
@@ -52,6 +56,9 @@ TASK_TOOLS: tuple[JsonObject, ...] = (
                 "ignore_cancel": {"type": "boolean"},
                 "silent_cancel": {"type": "boolean"},
                 "silent_polls_after": {"type": "integer"},
+                "poll_errors": {"type": "array"},
+                "notify_status": {"type": "boolean"},
+                "garble_ids_after": {"type": "integer"},
                 "text": {"type": "string"},
             },
         },
@@ -86,6 +93,8 @@ class PeerTask:
     cancel_requests: int = 0
     input_responses: list[JsonObject] = field(default_factory=list)
     """The ``inputResponses`` of every ``tasks/update``, in order."""
+    errors_sent: dict[str, int] = field(default_factory=dict)
+    """How many scripted errors (``poll_errors``) each method was answered with so far."""
     ended: anyio.Event = field(default_factory=anyio.Event)
 
     @property
@@ -132,12 +141,17 @@ class PeerTasks:
     async def handle(self, method: str, params: JsonObject) -> JsonObject | None:
         """Answer one ``tasks/*`` request (None: never answer it). ``tasks/result`` may wait for the task's end."""
         task = self._find(params.get("taskId"))
+        self._scripted_error(task, method)
         if method == "tasks/get":
             silent_after = task.arguments.get("silent_polls_after")
             if isinstance(silent_after, int) and task.polls >= silent_after:
                 return None
             self._advance(task, polled=True)
-            return self._shape(task, detailed=True)
+            shaped = self._shape(task, detailed=True)
+            garble_after = task.arguments.get("garble_ids_after")
+            if isinstance(garble_after, int) and task.polls > garble_after:
+                shaped["taskId"] = f"{task.task_id}-garbled"
+            return shaped
         if method == "tasks/update":
             responses = params.get("inputResponses")
             task.input_responses.append(dict(responses) if isinstance(responses, dict) else {})
@@ -161,6 +175,15 @@ class PeerTasks:
                 raise TaskRequestError(INTERNAL_ERROR, "the work failed")
             return self._result(task)
         raise TaskRequestError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    @staticmethod
+    def _scripted_error(task: PeerTask, method: str) -> None:
+        """Raise the next scripted error of ``method`` for ``task``, if one is left."""
+        codes = task.arguments.get("poll_errors") if method == "tasks/get" else None
+        sent = task.errors_sent.get(method, 0)
+        if isinstance(codes, list) and sent < len(codes):
+            task.errors_sent[method] = sent + 1
+            raise TaskRequestError(int(codes[sent]), f"scripted error {codes[sent]} for {method}")
 
     def _find(self, task_id: object) -> PeerTask:
         task = self.tasks.get(task_id) if isinstance(task_id, str) else None

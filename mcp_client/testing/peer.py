@@ -593,7 +593,13 @@ class _PeerConnection:
             try:
                 if method == "tools/call":
                     self._stats.calls_by_tool[str(params.get("name"))] += 1
-                    return self._peer.tasks.create(params, self.era)
+                    created = self._peer.tasks.create(params, self.era)
+                    arguments = params.get("arguments")
+                    if isinstance(arguments, dict) and arguments.get("notify_status"):
+                        assert self._task_group is not None
+                        task_id = str(created.get("taskId", (created.get("task") or {}).get("taskId")))
+                        self._task_group.start_soon(self._notify_status_at_end, task_id, arguments)
+                    return created
                 if method == "tasks/result":  # waits for the task's end: answered from a task of its own
                     assert self._task_group is not None
                     self._task_group.start_soon(self._answer_later, request_id, method, params)
@@ -626,6 +632,12 @@ class _PeerConnection:
         if method == "resources/read":
             return _read_resource(params)
         raise _RequestError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    async def _notify_status_at_end(self, task_id: str, arguments: JsonObject) -> None:
+        """``notify_status``: once the task's ``seconds`` are up, say so with ``notifications/tasks/status``."""
+        await anyio.sleep(float(arguments.get("seconds", 1.0)))
+        status = {"taskId": task_id, "status": "completed"}
+        await self.send_message({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": status})
 
     async def _answer_later(self, request_id: RequestId, method: str, params: JsonObject) -> None:
         try:

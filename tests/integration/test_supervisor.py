@@ -167,3 +167,29 @@ async def test_a_2025_subscription_follows_the_server_to_its_new_process_or_is_l
                     await anyio.sleep(0.1)
             assert text_of(await client.call_tool("echo", {"text": "back"})) == "back"
             assert peer.stats.connections == restart_number + 1
+
+
+async def test_a_call_moved_to_the_new_process_keeps_its_progress_stream() -> None:
+    peer = ScriptedPeer(era="modern")
+    policy = RestartPolicy(initial_backoff=1, max_backoff=1)
+    transport = RestartableMemory(peer.serve, restart=policy)
+    seen: list[tuple[float, float]] = []
+    outcome: list[str] = []
+    async with Client(transport, timeout=POLICY) as client, anyio.create_task_group() as tg:
+
+        async def watched() -> None:
+            arguments = {"seconds": 3, "progress_every": 0.5}
+            async with client.tool_call("slow", arguments, retry=RetryPolicy(idempotent=True)) as call:
+                async for update in call.progress():
+                    seen.append((anyio.current_time(), update.progress))
+                outcome.append(text_of(await call.result()))
+
+        tg.start_soon(watched)
+        await anyio.sleep(1.2)
+        with pytest.raises(TransportError):
+            await client.call_tool("die")
+        died = anyio.current_time()
+    assert outcome == ["done"]
+    assert any(at < died for at, _ in seen)
+    after = [progress for at, progress in seen if at > died]
+    assert len(after) >= 3  # the new process's progress reaches the same iterator (it starts again from 1)

@@ -123,6 +123,15 @@ def test_the_call_handle_cancels_on_the_wire(client: Client) -> None:
     assert wait_until_cancelled(client, request_id)
 
 
+def test_a_detached_call_handle_outlives_its_block(client: Client) -> None:
+    with client.tool_call("slow", {"seconds": 0.3}) as call:
+        assert call.detach() is call
+        assert call.detached
+    assert not call.done  # leaving the block did not cancel it
+    assert text_of(call.result()) == "done"
+    assert (call.method, call.policy) == ("tools/call", POLICY)
+
+
 def wait_until_cancelled(client: Client, request_id: int | str) -> bool:
     for _ in range(50):
         if request_id in stats(client)["cancelled"]:  # type: ignore[operator]

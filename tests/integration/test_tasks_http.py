@@ -7,9 +7,20 @@ Real sockets need real time (``real_clock``); the scripted tasks finish within a
 from __future__ import annotations
 
 import anyio
+import mcp_types
 import pytest
 
-from mcp_client import Client, Event, MaxTimeout, TaskCreated, TimeoutPolicy, TransportFailure, http
+from mcp_client import (
+    Client,
+    Event,
+    HeaderMismatch,
+    MaxTimeout,
+    TaskCreated,
+    TimeoutPolicy,
+    TransportFailure,
+    http,
+)
+from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.testing.http_peer import HttpFault, HttpPeer
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
@@ -65,3 +76,56 @@ async def test_a_new_client_resumes_a_task_over_http(events: list[Event]) -> Non
         async with _client(url, events) as second:
             result = await second.task_result(task_id, timeout=5)
     assert text_of(result) == "task done: ok"
+
+
+async def test_a_poll_answered_header_mismatch_never_sends_the_tool_call_again(events: list[Event]) -> None:
+    """The header re-list is about the tools/call request; a poll that fails is the task's phase: one task only."""
+    peer = HttpPeer(ScriptedPeer(tasks=True))
+    async with peer.serving() as url, _client(url, events) as client:
+        with pytest.raises(HeaderMismatch) as caught:
+            await client.call_tool("task_work", {"seconds": 5, "poll_errors": [-32020, -32020]})
+        await anyio.sleep(0.2)
+    assert len(peer.stats.posts("tools/call")) == 1
+    assert list(peer.peer.tasks.tasks) == ["task-1"]
+    assert caught.value.tool == "task_work"
+    assert may_have_run(caught.value) is Ran.MAYBE  # the task was created: it may have run
+    assert peer.peer.tasks.tasks["task-1"].status == "cancelled"
+
+
+async def test_answers_a_failed_tasks_update_lost_are_sent_again_not_asked_again(events: list[Event]) -> None:
+    """The spec: clients SHOULD deduplicate input requests. The person answered once; the answer is re-sent."""
+    ask = {
+        "method": "elicitation/create",
+        "params": {"message": "Colour?", "requestedSchema": {"type": "object", "properties": {}}},
+    }
+    script = [
+        {"status": "input_required", "input": {"k1": ask}, "updated": 1},
+        {"status": "input_required", "input": {"k1": ask}, "updated": 2},  # the update never arrived
+        {"status": "working", "updated": 3},
+        {"status": "completed", "updated": 4},
+    ]
+    asked: list[str] = []
+
+    async def elicitation(params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"colour": f"c{len(asked)}"})
+
+    peer = HttpPeer(ScriptedPeer(tasks=True), faults={"tasks/update": HttpFault("http_500", times=1)})
+    async with peer.serving() as url, _client(url, events, elicitation=elicitation) as client:
+        result = await client.call_tool("task_work", {"script": script, "text": "answered"})
+    assert text_of(result) == "task done: answered"
+    assert asked == ["Colour?"]
+    assert [log.fault for log in peer.stats.posts("tasks/update")] == ["http_500", None]
+    delivered = peer.peer.tasks.tasks["task-1"].input_responses
+    assert delivered == [{"k1": {"action": "accept", "content": {"colour": "c1"}}}]
+
+
+async def test_a_legacy_result_read_that_fails_on_the_transport_is_read_again(events: list[Event]) -> None:
+    """2025-11-25: tasks/result of a finished task is a read, safe to repeat."""
+    peer = HttpPeer(ScriptedPeer(era="legacy", tasks=True), faults={"tasks/result": HttpFault("http_500", times=1)})
+    async with peer.serving() as url, _client(url, events) as client:
+        assert client.protocol_version == "2025-11-25"
+        result = await client.call_tool("task_work", {"seconds": 0.3, "text": "read twice"})
+    assert text_of(result) == "task done: read twice"
+    assert [log.fault for log in peer.stats.posts("tasks/result")] == ["http_500", None]
+    assert peer.stats.posts("tasks/cancel") == []

@@ -1,7 +1,7 @@
 """The stress suite's short form, in CI: ``python -m benchmarks.stress --short`` on asyncio and trio, over the
-in-memory transport, stdio and HTTP (about 30 s): the call path's scenarios, then subscriptions with cut streams,
-the shared cache under identity churn and a supervised server killed during a listen. It must pass, and must
-really have run every scenario.
+in-memory transport, stdio and HTTP (about 40 s): the call path's scenarios, task servers that misbehave
+and a supervised server killed mid-task, then subscriptions with cut streams, the shared cache under identity
+churn and a supervised server killed during a listen. It must pass, and must really have run every scenario.
 
 The long form is for a developer: ``python -m benchmarks.stress --soak-seconds 300 --trace-memory``.
 """
@@ -44,4 +44,10 @@ def test_the_short_stress_run_passes_and_counts_every_scenario(tmp_path: Path) -
         for era in ("modern", "legacy"):  # a supervised server killed twice during a listen
             assert tallies[f"supervised_listen/{era}"]["counts"]["kills"] == 2
             assert tallies[f"supervised_listen/{era}"]["counts"]["relistens"] == 2
+        for transport in ("memory", "http"):
+            storm = tallies[f"tasks/{transport}"]["counts"]
+            assert storm["calls"] == storm["tasks_created"] == 28  # two rounds of 14 task-backed calls
+            assert sum(n for name, n in storm.items() if name.startswith("ended:")) == 28
+        assert tallies["tasks/http"]["counts"]["polls_cut"] >= 1  # the drops mid-poll really happened
+        assert tallies["tasks_supervised/stdio"]["counts"]["rounds"] == 2
         assert all(not tally["failures"] for tally in tallies.values())

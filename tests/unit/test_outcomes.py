@@ -6,6 +6,9 @@ Each error class says what happened, whether the server was told to stop, and wh
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 import mcp_types
@@ -164,3 +167,18 @@ def test_an_authorization_failure_did_not_run() -> None:
     assert may_have_run(error) is Ran.NO
     assert "authorization with the server failed" in error.for_model
     assert "The tool did not run; calling it again needs the authorization fixed first." in error.for_model
+
+
+def _runtime_imports(module: str) -> set[str]:
+    """The package modules ``module`` imports when it runs (imports under ``if TYPE_CHECKING:`` left out)."""
+    tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text())  # type: ignore[arg-type,union-attr]
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mcp_client"):
+            found.add(node.module)
+    return found
+
+
+def test_errors_and_outcomes_import_one_way_the_text_is_the_outcomes_own() -> None:
+    assert _runtime_imports("mcp_client.outcomes") == set()
+    assert "mcp_client.outcomes" in _runtime_imports("mcp_client.errors")

@@ -162,9 +162,12 @@ def test_each_input_key_is_answered_once_over_the_task_life(polls: list[list[str
     assert set(answered) == {key for poll in polls for key in poll}
 
 
-def test_an_undelivered_answer_frees_its_key_again() -> None:
+def test_an_undelivered_answer_is_kept_and_sent_again_never_asked_again() -> None:
     keys = InputKeys()
-    assert list(keys.fresh({"k": {}})) == ["k"]
-    assert keys.fresh({"k": {}}) == {}
-    keys.release(["k"])
-    assert list(keys.fresh({"k": {}})) == ["k"]
+    assert list(keys.fresh({"k": {}, "j": {}})) == ["k", "j"]
+    keys.hold({"k": {"action": "accept"}, "j": {"action": "decline"}})
+    assert keys.fresh({"k": {}}) == {}  # the person is not asked again
+    assert keys.to_resend({"k": {}}) == {"k": {"action": "accept"}}  # "j" is no longer asked for: dropped
+    assert keys.to_resend({"k": {}, "j": {}}) == {"k": {"action": "accept"}}
+    keys.delivered()
+    assert keys.to_resend({"k": {}}) == {}

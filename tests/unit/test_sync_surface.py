@@ -46,3 +46,15 @@ def test_every_async_method_has_a_blocking_twin_with_the_same_parameters(async_c
             assert isinstance(sync_member, property) or not callable(sync_member), name
             continue
         assert _parameters(sync_member) == _parameters(async_member), f"{name}: the parameters differ"
+
+
+CALL_ASYNC_ONLY = {
+    "start": "the with block starts a blocking call",
+    "stop": "what the async client's close uses",
+    "wait": "result() waits; errors are the caller's to see",
+}
+
+
+def test_the_blocking_call_handle_has_the_async_ones_members() -> None:
+    missing = sorted(set(_public(mcp_client.Call)) - set(_public(mcp_client.sync.SyncCall)) - set(CALL_ASYNC_ONLY))
+    assert not missing, f"SyncCall lacks {missing}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_client import MissingClientCapability, ProtocolError, TaskPolicy
+from mcp_client.protocol.era import Era
 from mcp_client.tasks.model import (
     TASKS_EXTENSION,
     creation_of,
@@ -92,3 +93,15 @@ def test_a_missing_tasks_capability_is_explained_only_when_tasks_are_off() -> No
     assert explain_missing_tasks(error, TaskPolicy()) is error
     other = MissingClientCapability("needs sampling", code=-32021, data={"requiredCapabilities": {"sampling": {}}})
     assert explain_missing_tasks(other, TaskPolicy(enabled=False)) is other
+
+
+def test_the_era_says_what_a_task_looks_like_on_its_wire() -> None:
+    modern, legacy = Era("2026-07-28", modern=True), Era("2025-11-25", modern=False)
+    raw = {"taskId": "t", "status": "working", "ttlMs": 5000, "ttl": 7000, "pollIntervalMs": 100, "pollInterval": 300}
+    assert (modern.task_of(raw).ttl, modern.task_of(raw).poll_interval) == (5.0, 0.1)
+    assert (legacy.task_of(raw).ttl, legacy.task_of(raw).poll_interval) == (7.0, 0.3)
+    created = modern.created_task({**raw, "resultType": "task"}, asked=False)
+    assert created is not None
+    assert created.task_id == "t"
+    assert legacy.created_task({"task": raw}, asked=False) is None  # a tool's own "task" field, not asked for
+    assert legacy.created_task({"task": raw}, asked=True) is not None
