@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import anyio
-import httpx2
 
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
@@ -21,7 +20,15 @@ from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports._json import dumps
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 from mcp_client.transports.http._reader import _RequestReader
-from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down
+from mcp_client.transports.http._state import (
+    _ACCEPT,
+    _MAX_ERROR_BODY,
+    _SIDE_TIMEOUT,
+    _closing_scope,
+    _describe,
+    _read_body,
+    _shut_down,
+)
 from mcp_client.transports.stream import cancellation
 
 
@@ -51,13 +58,9 @@ class _HttpConnection(_RequestReader, Connection):
                 headers["mcp-session-id"] = self._session_id
         return headers
 
-    def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> httpx2.Request:
+    def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> object:
         try:
-            body = dumps(message).encode()
-            headers = self._headers(message, extra)
-            if timeout is None:
-                return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
-            return self._client.build_request("POST", self._endpoint, content=body, headers=headers, timeout=timeout)
+            return self._engine.build("POST", self._headers(message, extra), dumps(message).encode(), timeout)
         except (self._line.http_error, self._line.invalid_url, ValueError, TypeError, AttributeError) as exc:
             raise TransportError(f"could not build the HTTP request to {self._url}: {exc}", written=False) from exc
 
@@ -97,7 +100,12 @@ class _HttpConnection(_RequestReader, Connection):
         request = self._build(message, None, _SIDE_TIMEOUT)
         what = message.get("method", "response")
         try:
-            response = await self._client.send(request, follow_redirects=False, auth=self._auth)
+            response = await self._engine.send(request)
+            try:
+                await _read_body(response, _MAX_ERROR_BODY)  # read to its end, so its connection can be reused
+            finally:
+                with _closing_scope():
+                    await response.aclose()
         except MCPClientError:
             raise  # an auth failure (sign-in refused, ...) is the caller's to see as it is
         except self._line.not_written as exc:
