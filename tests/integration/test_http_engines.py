@@ -48,7 +48,8 @@ class Endpoint:
                 head: dict[str, str] = {}
                 for line in raw_head.split(b"\r\n")[1:]:
                     name, _, value = line.decode("latin-1").partition(":")
-                    head[name.strip().lower()] = value.strip()
+                    name, value = name.strip().lower(), value.strip()
+                    head[name] = f"{head[name]}, {value}" if name in head else value  # a repeated header shows
                 self.heads.append(head)
                 length = int(head.get("content-length", "0"))
                 while len(buffer) < length:
@@ -120,3 +121,14 @@ def test_which_engine_a_configuration_takes(monkeypatch: pytest.MonkeyPatch) -> 
     assert engine_kind(http("http://127.0.0.1:8000/mcp", client=httpx.AsyncClient())) == "caller's client"
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     assert engine_kind(http("http://127.0.0.1:8000/mcp")) == "httpx2"
+
+
+async def test_a_host_header_given_replaces_ours(http_engine: str) -> None:
+    endpoint = Endpoint()
+    transport_headers = {"Host": "alias.test"}
+    async with (
+        serving(endpoint) as url,
+        Client(http(url, headers=transport_headers), protocol="2026-07-28", timeout=POLICY) as client,
+    ):
+        await client.call_tool("echo", {"text": "hi"})
+    assert [head["host"] for head in endpoint.heads] == ["alias.test", "alias.test"]

@@ -37,6 +37,10 @@ USER_AGENT = f"mcp_client/{__version__}"
 """Sent by the engine over httpcore2 when the caller's headers name none."""
 
 
+_SHARED_HEADERS = 256
+"""Encoded header pairs kept for reuse (host, accept, content type, protocol version, method, tool names...)."""
+
+
 class SentRequest(Protocol):
     """The request an answer belongs to, as far as the reader looks at it."""
 
@@ -141,14 +145,18 @@ def _as_httpx2(exc: Exception) -> Exception | None:
 
 
 class _CoreRequest:
-    """A request for the pool, and the headers it carries (looked up by lower-case name)."""
+    """A request for the pool. It keeps only what httpcore2 needs; its headers are decoded when asked for (a 404's
+    check of the session id it carried), not held a second time while its answer streams."""
 
-    __slots__ = ("core", "headers", "method")
+    __slots__ = ("core", "method")
 
-    def __init__(self, core: httpcore2.Request, method: str, headers: dict[str, str]) -> None:
+    def __init__(self, core: httpcore2.Request, method: str) -> None:
         self.core = core
         self.method = method
-        self.headers = headers
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {name.decode("ascii"): value.decode("ascii") for name, value in self.core.headers}
 
 
 class _CoreAnswer:
@@ -234,28 +242,39 @@ class CoreEngine:
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
         )
-        self._timeouts = timeout.as_dict()
+        self._extensions = {"timeout": timeout.as_dict()}
+        """The extensions of every request without a timeout of its own (httpcore2 only reads them)."""
+        self._encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
         self._cookies: httpx2.Cookies | None = None
         """Cookies the server set, sent back as httpx2's client would (None until the first ``Set-Cookie``)."""
 
     def build(self, method: str, headers: dict[str, str], body: bytes | None, timeout: float | None) -> _CoreRequest:
-        headers = {"host": self._host, **headers}
-        headers.setdefault("user-agent", USER_AGENT)
+        encoded = [] if "host" in headers else [self._encoded_header("host", self._host)]
+        encoded += [self._encoded_header(name, value) for name, value in headers.items()]
+        if "user-agent" not in headers:
+            encoded.append(self._encoded_header("user-agent", USER_AGENT))
         if body is not None:
-            headers["content-length"] = str(len(body))
+            encoded.append((b"content-length", b"%d" % len(body)))
         if self._cookies:
             cookie = httpx2.Request(method, self._endpoint, cookies=self._cookies).headers.get("cookie")
             if cookie is not None:
-                headers["cookie"] = cookie
-        timeouts = self._timeouts if timeout is None else dict.fromkeys(("connect", "read", "write", "pool"), timeout)
-        core = httpcore2.Request(
-            method,
-            self._url,
-            headers=[(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()],
-            content=body,
-            extensions={"timeout": timeouts},
-        )
-        return _CoreRequest(core, method, headers)
+                encoded.append((b"cookie", cookie.encode("ascii")))
+        if timeout is None:
+            extensions = self._extensions
+        else:
+            extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}
+        core = httpcore2.Request(method, self._url, content=body, extensions=extensions)
+        core.headers = encoded  # already bytes: not copied and checked a second time
+        return _CoreRequest(core, method)
+
+    def _encoded_header(self, name: str, value: str) -> tuple[bytes, bytes]:
+        """``(name, value)`` as ASCII bytes; the pairs every request repeats are made once and shared."""
+        pair = self._encoded.get((name, value))
+        if pair is None:
+            pair = (name.encode("ascii"), value.encode("ascii"))
+            if len(self._encoded) < _SHARED_HEADERS:
+                self._encoded[(name, value)] = pair
+        return pair
 
     async def send(self, request: _CoreRequest) -> Answer:
         try:
