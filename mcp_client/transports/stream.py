@@ -40,13 +40,15 @@ DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 _CHUNK = 65536
 
 BURST_PAUSE = 0.002
-"""Seconds a pipe reader waits before its next read after a read that brought only notifications.
+"""Seconds a pipe reader waits before its next read after a read that found several notifications and nothing else.
 
 A server streaming progress writes one line per write; a reader that takes each as it lands wakes up (a context
-switch, on a machine the server shares) for nearly every one. A read of notifications alone says the server is in
-such a stream, so the next read waits this long and takes what piled up meanwhile in one piece. A read with
-anything else in it (an answer, a request of the server's) is followed by an immediate read again, so a lone answer
-is never held back; an answer that follows a notification within the pause waits for the rest of it, at most."""
+switch, on a machine the server shares) for nearly every one. A read that finds more than one notification waiting
+and nothing else says the server writes faster than the reader wakes, so the next read waits this long and takes
+what piled up meanwhile in one piece. A read with anything else in it (an answer, a request of the server's) is
+followed by an immediate read, so a lone answer is never held back, and so is a read of a single notification (a
+server slower than the reader gains nothing from the wait, which would cost a timer and two ``epoll`` changes per
+read); an answer that follows notifications within the pause waits for the rest of it, at most."""
 
 
 def encode_message(message: JSONObject) -> bytes:
@@ -69,7 +71,8 @@ class LineSplitter:
         self._buffer = bytearray()
         self._discarding: bytes | None = None  # head of an oversized line being skipped
         self.streaming = False
-        """The last chunk completed messages and all of them were notifications (see :data:`BURST_PAUSE`)."""
+        """The last chunk completed more than one message and all of them were notifications (see
+        :data:`BURST_PAUSE`)."""
 
     def feed(self, chunk: bytes) -> None:
         """Deliver every line that ``chunk`` completes; keep the unfinished rest."""
@@ -100,7 +103,7 @@ class LineSplitter:
                 notifications += 1
             else:
                 other += 1
-        self.streaming = notifications > 0 and not other
+        self.streaming = notifications > 1 and not other
         if self._discarding is None and start < len(chunk):
             self._buffer += chunk[start:]
             if len(self._buffer) > self._max_message_size:

@@ -1,5 +1,6 @@
-"""Reading a server's pipe in bursts: after a read that brought only notifications the next read waits
-``BURST_PAUSE`` (what the server writes meanwhile comes in one piece); after anything else it follows at once."""
+"""Reading a server's pipe in bursts: after a read that found several notifications waiting and nothing else, the
+next read waits ``BURST_PAUSE`` (what the server writes meanwhile comes in one piece); after anything else (an
+answer, a single notification) it follows at once."""
 
 from __future__ import annotations
 
@@ -33,15 +34,17 @@ class _Handler:
     def on_closed(self, error: BaseException | None) -> None: ...
 
 
-def test_the_splitter_says_whether_a_chunk_held_notifications_alone() -> None:
+def test_the_splitter_says_whether_a_chunk_held_several_notifications_alone() -> None:
     splitter = LineSplitter(_Handler(), max_message_size=1 << 20)  # type: ignore[arg-type]
     splitter.feed((PROGRESS * 3).encode())
     assert splitter.streaming
-    splitter.feed((PROGRESS + ANSWER).encode())
+    splitter.feed((PROGRESS * 2 + ANSWER).encode())
     assert not splitter.streaming  # an answer in it: read on at once
-    splitter.feed(PROGRESS.encode()[:10])
-    assert not splitter.streaming  # no whole message: the rest of a line is wanted now
-    splitter.feed(PROGRESS.encode()[10:])
+    splitter.feed(PROGRESS.encode())
+    assert not splitter.streaming  # one notification: the server is no faster than the reader
+    splitter.feed((PROGRESS + PROGRESS[:10]).encode())
+    assert not splitter.streaming
+    splitter.feed((PROGRESS[10:] + PROGRESS).encode())
     assert splitter.streaming
 
 
@@ -61,7 +64,7 @@ class _ReadTransport(asyncio.ReadTransport):
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_the_loop_pipe_pauses_after_notifications_alone_and_never_after_an_answer() -> None:
+async def test_the_loop_pipe_pauses_after_several_notifications_alone_and_never_after_an_answer() -> None:
     loop = asyncio.get_running_loop()
     handler = _Handler()
     splitter = LineSplitter(handler, max_message_size=1 << 20)  # type: ignore[arg-type]
@@ -74,6 +77,8 @@ async def test_the_loop_pipe_pauses_after_notifications_alone_and_never_after_an
     assert protocol._resuming is None
 
     protocol.data_received(PROGRESS.encode())
+    assert transport.reading  # one notification: read on
+    protocol.data_received((PROGRESS * 2).encode())
     assert not transport.reading
     resuming = protocol._resuming
     assert resuming is not None
@@ -82,7 +87,7 @@ async def test_the_loop_pipe_pauses_after_notifications_alone_and_never_after_an
     assert transport.reading
     assert protocol._resuming is None
 
-    protocol.data_received(PROGRESS.encode())
+    protocol.data_received((PROGRESS * 2).encode())
     assert protocol._resuming is not None
     protocol.connection_lost(None)  # the pipe ends while paused: the resume is dropped
     assert protocol._resuming is None
