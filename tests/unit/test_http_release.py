@@ -12,8 +12,8 @@ import pytest
 
 from mcp_client._http_lines import line_of
 from mcp_client.events import CancelMethod
-from mcp_client.transports.http._engine import ClientEngine
 from mcp_client.transports.http import _HttpConnection, http
+from mcp_client.transports.http._engine import ClientEngine
 
 pytestmark = pytest.mark.anyio
 
