@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpcore2
@@ -191,19 +192,20 @@ class _CoreAnswer:
 
     async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
         encoding = self.headers.get("content-encoding", "identity").strip().lower()
-        if encoding in ("", "identity"):
-            async for chunk in self.aiter_raw():
-                yield chunk
-            return
-        decoder = _decoder(encoding)
-        try:
-            async for chunk in self.aiter_raw():
-                data = decoder.decompress(chunk)
-                if data:
-                    yield data
-            data = decoder.flush()
-        except zlib.error as exc:
-            raise httpx2.DecodingError(f"the {encoding} body could not be decoded: {exc}") from exc
+        decoder = None if encoding in ("", "identity") else _decoder(encoding)
+        async with aclosing(self.aiter_raw()) as chunks:  # closed with this one, when a reader stops early
+            if decoder is None:
+                async for chunk in chunks:
+                    yield chunk
+                return
+            try:
+                async for chunk in chunks:
+                    data = decoder.decompress(chunk)
+                    if data:
+                        yield data
+                data = decoder.flush()
+            except zlib.error as exc:
+                raise httpx2.DecodingError(f"the {encoding} body could not be decoded: {exc}") from exc
         if data:
             yield data
 
