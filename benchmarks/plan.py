@@ -136,7 +136,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "latency",
             "cpu_per_call_us",
             every,
-            targets=(Target("floor", 1.0),) if stdio else (Target("floor", 1.10), Target("reference", 0.45)),
+            targets=(Target("floor", 1.1),) if stdio else (Target("reference", 0.55),),
         ),
         Metric(
             "latency_p50_us",
@@ -173,7 +173,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "throughput",
             "throughput_cpu_per_call_us",
             both,
-            targets=() if stdio else (Target("reference", 0.5),),
+            targets=(Target("reference", 0.40 if stdio else 0.60),),
         ),
         Metric(
             "cpu_per_progress_us",
@@ -191,6 +191,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "progress",
             "burst_wall_ms",
             BOTH if stdio else HTTP_ALL,
+            targets=(Target("reference", 1.0),) if stdio else (),
         ),
         Metric(
             "timeout_error_delay_ms",
@@ -233,7 +234,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "memory",
             "memory_per_call_bytes",
             BOTH if stdio else HTTP_ALL,
-            targets=(Target("reference", 0.25 if stdio else 0.35),),
+            targets=(Target("reference", 0.25 if stdio else 0.50),),
         ),
     ]
     if stdio:

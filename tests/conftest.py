@@ -28,11 +28,15 @@ import httpcore2
 import pytest
 import trio.testing
 
+from mcp_client.transports.http import http
+from mcp_client.transports.http._transport import engine_kind
+
 INTEGRATION_DIR = Path(__file__).resolve().parent / "integration"
 
 ASYNCIO = "asyncio"
 TRIO = "trio"
 TRIO_FAKE_CLOCK = "trio-fake-clock"
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -91,3 +95,18 @@ def refusals(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
         monkeypatch.setattr(module.AsyncHTTPConnection, "handle_async_request", counted(original, unavailable))
     return seen
+
+
+@pytest.fixture(params=["httpcore2", "httpx2"])
+def http_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The engine of the client ``http()`` makes, for tests that let it make one: httpcore2's pool driven directly
+    (no proxy in the environment), or an ``httpx2.AsyncClient``, chosen the way a host's configuration chooses it:
+    an environment proxy, which loopback bypasses (``NO_PROXY``)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    if request.param == "httpx2":
+        monkeypatch.setenv("ALL_PROXY", "http://proxy.invalid:3128")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert engine_kind(http("http://127.0.0.1:9/mcp")) == request.param
+    return str(request.param)

@@ -22,7 +22,7 @@ import anyio.abc
 from mcp_client.transports._fd_pipes import FdPipe, FdWriter, read_fd
 from mcp_client.transports._loop_pipes import ChildPipes
 from mcp_client.transports.base import MessageHandler
-from mcp_client.transports.stream import LineSplitter, batch_hooks, read_lines
+from mcp_client.transports.stream import BURST_PAUSE, LineSplitter, batch_hooks, read_lines
 
 __all__ = ["ChildIO"]
 
@@ -74,12 +74,13 @@ class ChildIO:
             splitter = LineSplitter(handler, max_message_size=max_message_size)
             batch_begin, batch_end = batch_hooks(handler)
 
-            def feed(chunk: bytes) -> None:
+            def feed(chunk: bytes) -> float | None:
                 batch_begin()
                 try:
                     splitter.feed(chunk)
                 finally:
                     batch_end()
+                return BURST_PAUSE if splitter.streaming else None
 
             await read_fd(self._stdout, feed)
             splitter.finish()

@@ -68,8 +68,11 @@ class FdPipe:
             os.close(fd)
 
 
-async def read_fd(pipe: FdPipe, on_chunk: Callable[[bytes], None]) -> None:
-    """Hand every chunk read from ``pipe`` to ``on_chunk``; return at end of input or once the pipe is closed."""
+async def read_fd(pipe: FdPipe, on_chunk: Callable[[bytes], float | None]) -> None:
+    """Hand every chunk read from ``pipe`` to ``on_chunk``; return at end of input or once the pipe is closed.
+
+    ``on_chunk`` may return a number of seconds to wait before the next read (a server streaming notifications:
+    what it writes meanwhile is then taken in one piece); ``None`` reads on at once."""
     while True:
         fd = pipe.our_end
         if fd is None:
@@ -86,8 +89,11 @@ async def read_fd(pipe: FdPipe, on_chunk: Callable[[bytes], None]) -> None:
             return
         if not chunk:
             return
-        on_chunk(chunk)
-        await anyio.lowlevel.checkpoint()  # a server that never pauses must not starve the other tasks
+        pause = on_chunk(chunk)
+        if pause:
+            await anyio.sleep(pause)
+        else:
+            await anyio.lowlevel.checkpoint()  # a server that never pauses must not starve the other tasks
 
 
 class FdWriter(anyio.abc.ByteSendStream):

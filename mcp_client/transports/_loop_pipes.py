@@ -22,7 +22,7 @@ import anyio.abc
 
 from mcp_client._backend import current_backend
 from mcp_client.transports.base import MessageHandler
-from mcp_client.transports.stream import LineSplitter, batch_hooks
+from mcp_client.transports.stream import BURST_PAUSE, LineSplitter, batch_hooks
 
 __all__ = ["CORK_LIMIT", "ChildPipes", "PipeWriter"]
 
@@ -35,6 +35,12 @@ class _SplitterProtocol(asyncio.Protocol):
         self._splitter = splitter
         self._ended = ended
         self._batch_begin, self._batch_end = batch_hooks(handler)
+        self._transport: asyncio.ReadTransport | None = None
+        self._resuming: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self._transport = transport
 
     def data_received(self, data: bytes) -> None:
         self._batch_begin()
@@ -42,11 +48,24 @@ class _SplitterProtocol(asyncio.Protocol):
             self._splitter.feed(data)
         finally:
             self._batch_end()
+        if self._splitter.streaming and self._resuming is None and self._transport is not None:
+            # Notifications alone: the server is streaming; take what it writes next in one piece (BURST_PAUSE).
+            self._transport.pause_reading()
+            self._resuming = asyncio.get_running_loop().call_later(BURST_PAUSE, self._resume)
+
+    def _resume(self) -> None:
+        self._resuming = None
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
 
     def eof_received(self) -> bool:
         return False  # nothing more will come: let the transport close
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        if self._resuming is not None:
+            self._resuming.cancel()
+            self._resuming = None
         if not self._ended.done():
             self._ended.set_result(None)
 

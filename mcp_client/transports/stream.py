@@ -22,7 +22,15 @@ from mcp_client.transports._json import dump_bytes, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "LineConnection", "LineSplitter", "batch_hooks", "cancellation", "read_lines"]
+__all__ = [
+    "BURST_PAUSE",
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "LineConnection",
+    "LineSplitter",
+    "batch_hooks",
+    "cancellation",
+    "read_lines",
+]
 
 logger = logging.getLogger("mcp_client.transport")
 
@@ -30,6 +38,17 @@ DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Largest message accepted from a server, in bytes (32 MiB)."""
 
 _CHUNK = 65536
+
+BURST_PAUSE = 0.002
+"""Seconds a pipe reader waits before its next read after a read that found several notifications and nothing else.
+
+A server streaming progress writes one line per write; a reader that takes each as it lands wakes up (a context
+switch, on a machine the server shares) for nearly every one. A read that finds more than one notification waiting
+and nothing else says the server writes faster than the reader wakes, so the next read waits this long and takes
+what piled up meanwhile in one piece. A read with anything else in it (an answer, a request of the server's) is
+followed by an immediate read, so a lone answer is never held back, and so is a read of a single notification (a
+server slower than the reader gains nothing from the wait, which would cost a timer and two ``epoll`` changes per
+read); an answer that follows notifications within the pause waits for the rest of it, at most."""
 
 
 def encode_message(message: JSONObject) -> bytes:
@@ -44,18 +63,22 @@ class LineSplitter:
     the event loop (no task wake-up per chunk).
     """
 
-    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size")
+    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size", "streaming")
 
     def __init__(self, handler: MessageHandler, *, max_message_size: int) -> None:
         self._handler = handler
         self._max_message_size = max_message_size
         self._buffer = bytearray()
         self._discarding: bytes | None = None  # head of an oversized line being skipped
+        self.streaming = False
+        """The last chunk completed more than one message and all of them were notifications (see
+        :data:`BURST_PAUSE`)."""
 
     def feed(self, chunk: bytes) -> None:
         """Deliver every line that ``chunk`` completes; keep the unfinished rest."""
         handler = self._handler
         start = 0
+        notifications = other = 0
         while True:
             newline = chunk.find(b"\n", start)
             if newline < 0:
@@ -76,7 +99,11 @@ class LineSplitter:
             if len(line) > self._max_message_size:
                 _report_oversized(handler, line[:HEAD_SIZE], self._max_message_size)
                 continue
-            _deliver_line(line, handler)
+            if _deliver_line(line, handler):
+                notifications += 1
+            else:
+                other += 1
+        self.streaming = notifications > 1 and not other
         if self._discarding is None and start < len(chunk):
             self._buffer += chunk[start:]
             if len(self._buffer) > self._max_message_size:
@@ -129,18 +156,20 @@ def _report_oversized(handler: MessageHandler, head: bytes, limit: int) -> None:
     handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", head, response_id_from_head(head))
 
 
-def _deliver_line(line: bytes, handler: MessageHandler) -> None:
+def _deliver_line(line: bytes, handler: MessageHandler) -> bool:
+    """Parse and deliver one line; True if it was a notification."""
     if not line.strip():
-        return
+        return False
     try:
         message = loads(line)
     except ValueError as exc:
         handler.on_invalid(f"not valid JSON ({exc})", line[:HEAD_SIZE], response_id_from_head(line))
-        return
+        return False
     if not isinstance(message, dict):
         handler.on_invalid(f"a JSON {type(message).__name__} is not a JSON-RPC message", line[:HEAD_SIZE], None)
-        return
+        return False
     handler.on_message(message)
+    return "id" not in message
 
 
 def cancellation(request_id: RequestId, reason: str | None) -> JSONObject:

@@ -96,7 +96,7 @@ async def endpoint() -> AsyncIterator[tuple[Endpoint, str]]:
 
 
 async def test_bursts_of_calls_reuse_the_kept_alive_connections(
-    endpoint: tuple[Endpoint, str], refusals: list[object]
+    endpoint: tuple[Endpoint, str], refusals: list[object], http_engine: str
 ) -> None:
     server, url = endpoint
     answers: list[str] = []

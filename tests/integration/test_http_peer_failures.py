@@ -46,8 +46,9 @@ LEGACY = "2025-11-25"
 
 
 @pytest.fixture
-def client_for(events: list[Event]) -> Callable[..., Client]:
-    """``client_for(url, protocol=..., transport_options=..., **client_options)``: a Client on ``http(url)``.
+def client_for(events: list[Event], http_engine: str) -> Callable[..., Client]:
+    """``client_for(url, protocol=..., transport_options=..., **client_options)``: a Client on ``http(url)``, on
+    each engine of the client ``http()`` makes (``http_engine``, from ``conftest.py``).
 
     Its events go to the ``events`` fixture (from ``conftest.py``); retries are off unless ``retry=`` says otherwise.
     """

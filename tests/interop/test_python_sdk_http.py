@@ -3,7 +3,8 @@
 Each test starts ``python_sdk_server.py --http --port <free port>`` (SSE answers by default, ``--json-response``
 for JSON) and talks to it through a caller-supplied client whose request hook records every request the
 transport makes: an ``httpx2.AsyncClient`` and httpx 0.28's ``httpx.AsyncClient`` (each test that takes one runs
-with both), or the client ``http()`` makes. Cancellation is confirmed by the server itself: its tools write
+with both), or the client ``http()`` makes (on each of its engines, httpcore2's pool and an ``httpx2.AsyncClient``:
+the ``http_engine`` fixture). Cancellation is confirmed by the server itself: its tools write
 "<tag> cancelled" to the events file. Real process, real clock, wide margins.
 """
 
@@ -106,7 +107,7 @@ async def test_modern_session_over_sse(
     assert all(r.method == "POST" for r in requests)
 
 
-async def test_progress_over_sse_resets_idle(sse_server: str, events_file: Path) -> None:
+async def test_progress_over_sse_resets_idle(http_engine: str, sse_server: str, events_file: Path) -> None:
     """A 2.5 s call under a 1 s idle timeout succeeds only because each progress event resets idle."""
     events: list[Event] = []
     seen: list[float] = []
@@ -143,7 +144,9 @@ async def test_modern_idle_timeout_closes_the_stream_and_the_server_cancels(
     assert not [e for e in events if isinstance(e, TransportFailure | ProtocolViolation)]
 
 
-async def test_json_mode_timeout_is_prompt_and_the_late_answer_is_harmless(json_server: str, events_file: Path) -> None:
+async def test_json_mode_timeout_is_prompt_and_the_late_answer_is_harmless(
+    http_engine: str, json_server: str, events_file: Path
+) -> None:
     """JSON answers: a 2 s silent call under a 0.5 s maximum fails at once; whatever comes later is only late."""
     events: list[Event] = []
     async with Client(

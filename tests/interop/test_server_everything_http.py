@@ -95,7 +95,7 @@ async def test_session_echo_and_delete_on_close(
     assert not [e for e in events if isinstance(e, TransportFailure | ProtocolViolation)]
 
 
-async def test_progress_resets_idle_so_a_long_operation_succeeds(everything_url: str) -> None:
+async def test_progress_resets_idle_so_a_long_operation_succeeds(http_engine: str, everything_url: str) -> None:
     """A 3 s operation with progress every 0.2 s succeeds under a 1 s idle timeout (progress on the POST's SSE)."""
     events: list[Event] = []
     seen: list[float] = []

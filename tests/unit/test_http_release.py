@@ -10,8 +10,10 @@ import anyio
 import httpx
 import pytest
 
+from mcp_client._http_lines import line_of
 from mcp_client.events import CancelMethod
 from mcp_client.transports.http import _HttpConnection, http
+from mcp_client.transports.http._engine import ClientEngine
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +45,9 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
 
 
 async def _connection(client: httpx.AsyncClient, task_group: anyio.abc.TaskGroup) -> _HttpConnection:
-    return _HttpConnection(http("http://127.0.0.1:9/mcp"), client, _Handler(), task_group)  # type: ignore[arg-type]
+    url = "http://127.0.0.1:9/mcp"
+    engine = ClientEngine(client, url, None, owned=False)  # type: ignore[arg-type]
+    return _HttpConnection(http(url), engine, _Handler(), task_group, line_of(client))  # type: ignore[arg-type]
 
 
 async def test_a_modern_cancel_shuts_the_socket_before_returning(pair: tuple[socket.socket, socket.socket]) -> None:

@@ -21,7 +21,9 @@ its own HTTP response, a JSON body or an SSE stream.
 * 2025-11-25 only (SEP-1699): a request's SSE stream that ends without the response, after the server sent an
   event id, is resumed with ``GET`` + ``Last-Event-ID`` after the server's ``retry:`` (default 1 s), at most twice.
   At 2026-07-28 a broken stream simply fails its request (the session may re-issue it with a new id).
-* The client made here (no ``client=`` given) is an ``httpx2.AsyncClient``. A caller's own client may be of either
+* With no ``client=`` given, requests go through httpcore2's connection pool directly, or through an
+  ``httpx2.AsyncClient`` made here when an ``auth=`` flow, an environment proxy or credentials in the URL need
+  one (``_transport.engine_kind``). A caller's own client may be of either
   line, ``httpx2.AsyncClient`` or httpx 0.28's ``httpx.AsyncClient``, and is used exactly as given; the exceptions
   of its library are mapped to ours (see :mod:`mcp_client._http_lines`).
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
@@ -33,7 +35,7 @@ its own HTTP response, a JSON body or an SSE stream.
 The modules, bottom up: ``_state`` (what a connection knows), ``_events`` (SSE consumption), ``_session``
 (2025-11-25: session id, GET listener, resumption, DELETE), ``_status`` (error statuses), ``_reader`` (one
 request's exchange), ``_connection`` (the writing side, cancel, close), ``_transport`` (:func:`http` and the
-client it makes). This package re-exports the public names.
+engine it picks); ``_engine`` is what they send through. This package re-exports the public names.
 """
 
 from __future__ import annotations

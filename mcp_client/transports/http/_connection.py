@@ -17,21 +17,33 @@ process, so the next connection opens the stream before its first POST.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx2
 
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
-from mcp_client.transports._json import dumps, loads
+from mcp_client.transports._json import dumps
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 from mcp_client.transports.http._reader import _RequestReader
-from mcp_client.transports.http._state import _ACCEPT, _SIDE_TIMEOUT, _describe, _shut_down, logger
+from mcp_client.transports.http._state import (
+    _ACCEPT,
+    _MAX_ERROR_BODY,
+    _SIDE_TIMEOUT,
+    _closing_scope,
+    _describe,
+    _read_body,
+    _shut_down,
+    logger,
+)
 from mcp_client.transports.sse._connection import SseConnection
 from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
 from mcp_client.transports.stream import cancellation
+
+if TYPE_CHECKING:
+    from mcp_client.transports.http._engine import Answer
 
 _FIRST_EVENT_WITHIN = 5.0
 """How long the fallback's GET may take to send its first event: an HTTP+SSE server sends ``endpoint`` at once,
@@ -46,18 +58,22 @@ class _HttpConnection(_RequestReader, Connection):
     _requests_sent = 0
     """Only the connection's first request may discover an HTTP+SSE server."""
 
+    _first_message: JSONObject | None = None
+    """The connection's first request, which the HTTP+SSE fallback sends again over the stream."""
+
     def _sse_connection(self) -> SseConnection:
+        client, auth = self._engine.stream_client()
         return SseConnection(
             self._url,
-            client=self._client,
+            client=client,
             handler=self._handler,
             task_group=self._task_group,
             headers=self._base_headers,
-            auth=self._auth,
+            auth=auth,
             max_message_size=self._max_message_size,
         )
 
-    async def _fall_back(self, request_id: RequestId, method: object, response: httpx2.Response) -> bool:
+    async def _fall_back(self, request_id: RequestId, method: object, response: Answer) -> bool:
         if self._requests_sent != 1 or self._legacy or self._sse is not None or self._closed:
             return False
         sse = self._sse_connection()
@@ -71,8 +87,8 @@ class _HttpConnection(_RequestReader, Connection):
         KNOWN_SSE_ENDPOINTS.remember(self._url)
         if method == "server/discover":
             return False  # the refusal answers the probe: the session goes on with initialize, over the stream
-        message = loads(response.request.content)
-        if not isinstance(message, dict):
+        message, self._first_message = self._first_message, None
+        if message is None:
             return False
         await sse.send_request(message)
         return True
@@ -111,13 +127,9 @@ class _HttpConnection(_RequestReader, Connection):
                 headers["mcp-session-id"] = self._session_id
         return headers
 
-    def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> httpx2.Request:
+    def _build(self, message: JSONObject, extra: Mapping[str, str] | None, timeout: float | None) -> object:
         try:
-            body = dumps(message).encode()
-            headers = self._headers(message, extra)
-            if timeout is None:
-                return self._client.build_request("POST", self._endpoint, content=body, headers=headers)
-            return self._client.build_request("POST", self._endpoint, content=body, headers=headers, timeout=timeout)
+            return self._engine.build("POST", self._headers(message, extra), dumps(message).encode(), timeout)
         except (self._line.http_error, self._line.invalid_url, ValueError, TypeError, AttributeError) as exc:
             raise TransportError(f"could not build the HTTP request to {self._where}: {exc}", written=False) from exc
 
@@ -125,8 +137,12 @@ class _HttpConnection(_RequestReader, Connection):
         if self._closed:
             raise TransportError(f"the connection to {self._where} is closed", written=False)
         self._requests_sent += 1
-        if self._requests_sent == 1 and self._url in KNOWN_SSE_ENDPOINTS:
-            await self._open_known_sse()
+        if self._requests_sent == 2:
+            self._first_message = None  # (the first was answered, or is on its way: no fallback any more)
+        elif self._requests_sent == 1:
+            self._first_message = message
+            if self._url in KNOWN_SSE_ENDPOINTS:
+                await self._open_known_sse()
         if self._sse is not None:
             await self._sse.send_request(message, headers=headers)
             return
@@ -163,7 +179,12 @@ class _HttpConnection(_RequestReader, Connection):
         request = self._build(message, None, _SIDE_TIMEOUT)
         what = message.get("method", "response")
         try:
-            response = await self._client.send(request, follow_redirects=False, auth=self._auth)
+            response = await self._engine.send(request)
+            try:
+                await _read_body(response, _MAX_ERROR_BODY)  # read to its end, so its connection can be reused
+            finally:
+                with _closing_scope():
+                    await response.aclose()
         except MCPClientError:
             raise  # an auth failure (sign-in refused, ...) is the caller's to see as it is
         except self._line.not_written as exc:

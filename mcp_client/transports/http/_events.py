@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx2
 
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
@@ -23,6 +23,9 @@ from mcp_client.transports.http._state import (
     _ConnectionState,
     logger,
 )
+
+if TYPE_CHECKING:
+    from mcp_client.transports.http._engine import Answer
 
 _MAX_RETRY = 60.0
 """A ``retry:`` longer than this is taken as this (a broken server must not park a request for hours)."""
@@ -45,9 +48,7 @@ class _StreamState:
 class _EventReader(_ConnectionState):
     """Consumes SSE streams and delivers their messages (the layer above the connection's state)."""
 
-    async def _consume(
-        self, request_id: RequestId, method: object, response: httpx2.Response, state: _StreamState
-    ) -> bool:
+    async def _consume(self, request_id: RequestId, method: object, response: Answer, state: _StreamState) -> bool:
         """Deliver the stream's messages; True once the response to ``request_id`` was among them."""
         decoder = SSEDecoder(self._max_message_size)
         async with aclosing(_body_chunks(response)) as chunks:
@@ -63,9 +64,7 @@ class _EventReader(_ConnectionState):
                     return True
         return False
 
-    def _deliver_events(
-        self, request_id: RequestId, method: object, response: httpx2.Response, events: list[SSEEvent]
-    ) -> bool:
+    def _deliver_events(self, request_id: RequestId, method: object, response: Answer, events: list[SSEEvent]) -> bool:
         """Hand one chunk's events to the session as one batch; True once the response was among them (what
         follows it is dropped)."""
         self._batch_begin()
@@ -93,7 +92,7 @@ class _EventReader(_ConnectionState):
             return None
         return self._parse(event.data, request_id)
 
-    def _deliver(self, request_id: RequestId, method: object, response: httpx2.Response, message: JSONObject) -> bool:
+    def _deliver(self, request_id: RequestId, method: object, response: Answer, message: JSONObject) -> bool:
         """Hand ``message`` to the session; True if it was the response to ``request_id``."""
         answers = "method" not in message and wire_id(message.get("id")) == request_id
         if answers:

@@ -9,8 +9,9 @@ more, transparently; if that fails too, the request fails with ``written=False``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
-import httpx2
 
 from mcp_client.errors import MCPClientError
 from mcp_client.transports._json import loads
@@ -29,6 +30,9 @@ from mcp_client.transports.http._state import (
 )
 from mcp_client.transports.http._status import outcome_of_error_status
 
+if TYPE_CHECKING:
+    from mcp_client.transports.http._engine import Answer
+
 _REFUSED_BY_OLD_SERVERS = frozenset({400, 404, 405})
 """What an HTTP+SSE server answers a POST to its SSE URL: the spec's cue to try a GET there."""
 
@@ -44,7 +48,7 @@ def _is_jsonrpc_error(body: bytes) -> bool:
 class _RequestReader(_LegacySession):
     """Sends one request and reads its answer to the end (the layer under the connection's writing side)."""
 
-    async def _fall_back(self, request_id: RequestId, method: object, response: httpx2.Response) -> bool:
+    async def _fall_back(self, request_id: RequestId, method: object, response: Answer) -> bool:
         """The connection's hook for the HTTP+SSE fallback: True when it took over the refused request."""
         return False
 
@@ -52,7 +56,7 @@ class _RequestReader(_LegacySession):
         self,
         request_id: RequestId,
         method: object,
-        request: httpx2.Request,
+        request: object,
         scope: anyio.CancelScope,
         modern: bool,
     ) -> None:
@@ -67,13 +71,11 @@ class _RequestReader(_LegacySession):
         finally:
             self._forget(request_id, scope)
 
-    async def _send_and_read(
-        self, request_id: RequestId, method: object, request: httpx2.Request, modern: bool
-    ) -> None:
-        response: httpx2.Response | None = None
+    async def _send_and_read(self, request_id: RequestId, method: object, request: object, modern: bool) -> None:
+        response: Answer | None = None
         for attempt in (1, 2):
             try:
-                response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
+                response = await self._engine.send(request)
                 break
             except self._line.connect_error as exc:
                 if attempt == 1:
@@ -99,7 +101,7 @@ class _RequestReader(_LegacySession):
             with _closing_scope():
                 await response.aclose()
 
-    async def _read(self, request_id: RequestId, method: object, response: httpx2.Response, modern: bool) -> None:
+    async def _read(self, request_id: RequestId, method: object, response: Answer, modern: bool) -> None:
         status = response.status_code
         if status == 202:
             self._fail(request_id, "server answered 202 to a request", written=True)
@@ -120,7 +122,7 @@ class _RequestReader(_LegacySession):
                 detail = f"HTTP {status} answer with unexpected content type {content_type or 'none'!r}"
                 self._handler.on_invalid(detail, body, request_id)
 
-    def _read_json(self, request_id: RequestId, method: object, response: httpx2.Response, body: bytes) -> None:
+    def _read_json(self, request_id: RequestId, method: object, response: Answer, body: bytes) -> None:
         if len(body) > self._max_message_size:
             limit = self._max_message_size
             self._handler.on_invalid(
@@ -135,9 +137,7 @@ class _RequestReader(_LegacySession):
         if not self._deliver(request_id, method, response, message):
             self._handler.on_invalid("the JSON answer is not the response to the request", body[:HEAD_SIZE], request_id)
 
-    async def _read_events(
-        self, request_id: RequestId, method: object, response: httpx2.Response, modern: bool
-    ) -> None:
+    async def _read_events(self, request_id: RequestId, method: object, response: Answer, modern: bool) -> None:
         """Read the request's SSE stream to its response; at 2025-11-25 resume a stream that ended too early."""
         state = _StreamState()
         try:
@@ -151,7 +151,7 @@ class _RequestReader(_LegacySession):
             return
         await self._resume(request_id, method, state, broke)
 
-    async def _read_error(self, request_id: RequestId, response: httpx2.Response, method: object = None) -> None:
+    async def _read_error(self, request_id: RequestId, response: Answer, method: object = None) -> None:
         expired = self._expired_by(response)
         if expired is not None:
             self._handler.on_request_failed(request_id, expired)

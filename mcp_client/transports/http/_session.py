@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx2
 
 from mcp_client.errors import SessionExpired
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
@@ -22,13 +22,18 @@ from mcp_client.transports.base import RequestId
 from mcp_client.transports.http._events import _EventReader, _StreamState
 from mcp_client.transports.http._state import (
     _CLOSE_BUDGET,
+    _MAX_ERROR_BODY,
     _SIDE_TIMEOUT,
     _SSE,
     _body_chunks,
     _closing_scope,
     _content_type,
+    _read_body,
     logger,
 )
+
+if TYPE_CHECKING:
+    from mcp_client.transports.http._engine import Answer
 
 _DEFAULT_RETRY = 1.0
 """Seconds to wait before resuming or reconnecting a stream when the server sent no ``retry:``."""
@@ -41,7 +46,7 @@ _LISTEN_RECONNECTS = 2
 class _LegacySession(_EventReader):
     """Session expiry, the standalone GET stream, resumption and the closing DELETE (2025-11-25)."""
 
-    def _expired_by(self, response: httpx2.Response) -> SessionExpired | None:
+    def _expired_by(self, response: Answer) -> SessionExpired | None:
         """A 404 to something that carried our session id: the session is gone. Sets the flag; None otherwise."""
         sent = response.request.headers.get("mcp-session-id")
         if response.status_code != 404 or sent is None:
@@ -55,7 +60,7 @@ class _LegacySession(_EventReader):
         )
 
     @asynccontextmanager
-    async def _get_stream(self, last_event_id: str | None) -> AsyncIterator[httpx2.Response]:
+    async def _get_stream(self, last_event_id: str | None) -> AsyncIterator[Answer]:
         """``GET`` the endpoint for an SSE stream, with the session headers (and ``Last-Event-ID`` to resume)."""
         headers = self._base_headers.copy()
         headers["accept"] = _SSE
@@ -65,8 +70,7 @@ class _LegacySession(_EventReader):
             headers["mcp-protocol-version"] = self._version
         if last_event_id is not None:
             headers["last-event-id"] = last_event_id
-        request = self._client.build_request("GET", self._url, headers=headers)
-        response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
+        response = await self._engine.send(self._engine.build("GET", headers, None, None))
         try:
             yield response
         finally:
@@ -174,9 +178,12 @@ class _LegacySession(_EventReader):
             headers["mcp-protocol-version"] = self._version
         with anyio.move_on_after(_CLOSE_BUDGET):
             try:
-                response = await self._client.request(
-                    "DELETE", self._url, headers=headers, timeout=_SIDE_TIMEOUT, follow_redirects=False, auth=self._auth
-                )
+                response = await self._engine.send(self._engine.build("DELETE", headers, None, _SIDE_TIMEOUT))
+                try:
+                    await _read_body(response, _MAX_ERROR_BODY)
+                finally:
+                    with _closing_scope():
+                        await response.aclose()
                 logger.debug("DELETE of session %s: HTTP %s", self._session_id, response.status_code)
             except self._line.http_error as exc:
                 logger.debug("DELETE of session %s failed: %s", self._session_id, exc)

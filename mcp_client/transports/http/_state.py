@@ -11,14 +11,12 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import AsyncGenerator
-from contextlib import suppress
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-import httpx2
 
-from mcp_client._http_lines import auth_for, line_of
+from mcp_client._http_lines import HTTPX2, Line
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value
@@ -28,6 +26,7 @@ from mcp_client.transports.base import JSONObject, MessageHandler, RequestId
 from mcp_client.transports.stream import batch_hooks
 
 if TYPE_CHECKING:
+    from mcp_client.transports.http._engine import Answer, Engine
     from mcp_client.transports.http._transport import HttpTransport
 
 logger = logging.getLogger("mcp_client.http")
@@ -48,9 +47,10 @@ class _ConnectionState:
     def __init__(
         self,
         transport: HttpTransport,
-        client: httpx2.AsyncClient,
+        engine: Engine,
         handler: MessageHandler,
         task_group: anyio.abc.TaskGroup,
+        line: Line = HTTPX2,
     ) -> None:
         self._url = transport.url
         self._where = transport.description
@@ -58,18 +58,10 @@ class _ConnectionState:
         self._base_headers = {name.lower(): value for name, value in transport.headers.items()}
         """The caller's headers, names in lower case: a plain dict is merged into each request far faster than
         an ``httpx2.Headers``, and lower case lets ours replace theirs by key."""
-        self._line = line_of(client)
-        """The library ``client`` belongs to (httpx2, or a caller's httpx): its URLs, auth and exceptions."""
-        self._endpoint: httpx2.URL | str = transport.url
-        with suppress(
-            self._line.invalid_url
-        ):  # (an invalid URL fails each request as it is built, as a TransportError)
-            self._endpoint = self._line.url(transport.url)  # parsed once, not per request
+        self._line = line
+        """The library whose exceptions the engine raises (httpx2, or a caller's httpx)."""
         self._max_message_size = transport.max_message_size
-        self._client = client
-        self._auth = auth_for(self._line, transport.auth)
-        """What each ``send`` gets as ``auth=``: the client's own (none given), the given one, or an adapter of the
-        client's line around an auth of the other line."""
+        self._engine = engine
         self._handler = handler
         self._batch_begin, self._batch_end = batch_hooks(handler)
         self._task_group = task_group
@@ -101,7 +93,7 @@ class _ConnectionState:
             return None
         return message
 
-    def _adopt_session(self, message: JSONObject, response: httpx2.Response) -> None:
+    def _adopt_session(self, message: JSONObject, response: Answer) -> None:
         """2025-11-25: remember the version the server chose and its session id, for every later POST."""
         result = message.get("result")
         if not isinstance(result, dict):
@@ -118,7 +110,7 @@ class _ConnectionState:
         self._handler.on_request_failed(request_id, TransportError(detail, written=written))
 
 
-async def _read_body(response: httpx2.Response, limit: int) -> bytes:
+async def _read_body(response: Answer, limit: int) -> bytes:
     """Up to ``limit`` bytes of the body (the rest is not read)."""
     body = bytearray()
     async for chunk in response.aiter_bytes():
@@ -128,7 +120,7 @@ async def _read_body(response: httpx2.Response, limit: int) -> bytes:
     return bytes(body[:limit])
 
 
-def _body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
+def _body_chunks(response: Answer) -> AsyncGenerator[bytes, None]:
     """The body as it arrives: raw when the server did not compress it (no decoder pass), else decoded."""
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     return response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
@@ -152,7 +144,7 @@ def _shut_down(network_stream: object) -> None:
         logger.debug("could not shut down the socket of a released response", exc_info=True)
 
 
-def _content_type(response: httpx2.Response) -> str:
+def _content_type(response: Answer) -> str:
     value: str = response.headers.get("content-type", "")
     return value.partition(";")[0].strip().lower()
 

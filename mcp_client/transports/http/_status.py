@@ -11,17 +11,20 @@ a :class:`~mcp_client.TransportError`. Pure: reads the status, headers and body 
 
 from __future__ import annotations
 
-import httpx2
+from typing import TYPE_CHECKING
 
 from mcp_client.errors import TransportError
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports._json import loads
 from mcp_client.transports.base import JSONObject
 
+if TYPE_CHECKING:
+    from mcp_client.transports.http._engine import Answer
+
 __all__ = ["outcome_of_error_status"]
 
 
-def outcome_of_error_status(response: httpx2.Response, body: bytes) -> TransportError | JSONObject:
+def outcome_of_error_status(response: Answer, body: bytes) -> TransportError | JSONObject:
     """The failure of the request ``response`` answers, or the JSON-RPC ``error`` object to answer it with."""
     status = response.status_code
     if status in BACK_OFF_STATUSES:

@@ -1,25 +1,28 @@
-"""The transport recipe :func:`http` builds, and the client it makes when the caller gives none.
+"""The transport recipe :func:`http` builds, and the engine its connections send through.
 
-Connecting an :class:`HttpTransport` yields an ``_HttpConnection`` inside a task group of its own. The client made
-here is an ``httpx2.AsyncClient`` (httpcore2's pool hands each idle connection to one waiting request at a time)
-and is closed with the connection. A caller's own client, of either line (``httpx2.AsyncClient`` or httpx 0.28's
+Connecting an :class:`HttpTransport` yields an ``_HttpConnection`` inside a task group of its own. With no client
+given, the engine is httpcore2's connection pool driven directly, or, where httpx2's client has work to do (an auth
+flow, an environment proxy), an ``httpx2.AsyncClient`` made here (:func:`engine_kind` decides); either is closed
+with the connection. A caller's own client, of either line (``httpx2.AsyncClient`` or httpx 0.28's
 ``httpx.AsyncClient``), is used exactly as given: never modified, never closed.
 """
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import httpx2
 
-from mcp_client._http_lines import as_httpx2
+from mcp_client._http_lines import HTTPX2, Line, as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.http._connection import _HttpConnection
+from mcp_client.transports.http._engine import ClientEngine, CoreEngine, Engine
 from mcp_client.transports.http._state import _CLOSE_BUDGET
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -64,14 +67,13 @@ class HttpTransport(Transport):
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
-        owned = self.client is None
-        client = as_httpx2(self.client) if self.client is not None else _new_client(self.limits or DEFAULT_LIMITS)
+        engine, line = _engine_for(self)
         if self.auth is not None and getattr(self.auth, "waiting_on_a_person", "absent") is None:
             # A sign-in hook that waits for a person stops the idle clocks of the calls waiting on it.
             self.auth.waiting_on_a_person = getattr(handler, "waiting_on_a_person", None)  # type: ignore[union-attr]
         try:
             async with anyio.create_task_group() as tg:
-                connection = _HttpConnection(self, client, handler, tg)
+                connection = _HttpConnection(self, engine, handler, tg, line)
                 try:
                     yield connection
                 finally:
@@ -79,20 +81,69 @@ class HttpTransport(Transport):
                         await connection.close()
                     tg.cancel_scope.cancel()
         finally:
-            if owned:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
-                    await client.aclose()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
+                await engine.aclose()
+
+
+EngineKind = Literal["httpcore2", "httpx2", "caller's client"]
+
+
+def engine_kind(transport: HttpTransport) -> EngineKind:
+    """Which engine a connection of ``transport`` sends through (docs/design.md, "HTTP: two engines").
+
+    * ``"caller's client"``: ``client=`` was given; it is used as given.
+    * ``"httpx2"``: an ``httpx2.AsyncClient`` made here, when httpx2's client has work to do: an ``auth=`` flow
+      (its challenge and retry loop), a proxy named by the environment (``HTTP_PROXY``/``HTTPS_PROXY``/
+      ``ALL_PROXY``, with ``NO_PROXY``), credentials in the URL, or a URL httpcore2 cannot be given as is.
+    * ``"httpcore2"``: otherwise, httpcore2's connection pool driven directly.
+    """
+    if transport.client is not None:
+        return "caller's client"
+    if transport.auth is not None or _environment_names_a_proxy():
+        return "httpx2"
+    try:
+        url = httpx2.URL(transport.url)
+    except httpx2.InvalidURL:
+        return "httpx2"  # every request fails as it is built, as it always has
+    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
+        return "httpx2"
+    return "httpcore2"
+
+
+def _environment_names_a_proxy() -> bool:
+    proxies = urllib.request.getproxies()
+    return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
+
+
+def _engine_for(transport: HttpTransport) -> tuple[Engine, Line]:
+    limits = transport.limits or DEFAULT_LIMITS
+    kind = engine_kind(transport)
+    if kind == "httpcore2":
+        return CoreEngine(httpx2.URL(transport.url), _as_httpx2_limits(limits), DEFAULT_TIMEOUT), HTTPX2
+    if transport.client is not None:
+        client, owned = as_httpx2(transport.client), False
+    else:
+        client, owned = _new_client(limits), True
+    line = line_of(client)
+    endpoint: httpx2.URL | str = transport.url
+    with suppress(line.invalid_url):  # an invalid URL fails each request as it is built, as a TransportError
+        endpoint = line.url(transport.url)  # parsed once, not per request
+    return ClientEngine(client, endpoint, auth_for(line, transport.auth), owned=owned), line
+
+
+def _as_httpx2_limits(limits: httpx2.Limits | httpx.Limits) -> httpx2.Limits:
+    if isinstance(limits, httpx2.Limits):
+        return limits
+    return httpx2.Limits(  # httpx's Limits: the same three numbers
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+    )
 
 
 def _new_client(limits: httpx2.Limits | httpx.Limits) -> httpx2.AsyncClient:
-    """The client :func:`http` makes: httpx2's own (environment proxies and all)."""
-    if not isinstance(limits, httpx2.Limits):  # httpx's Limits: the same three numbers
-        limits = httpx2.Limits(
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-        )
-    return httpx2.AsyncClient(limits=limits, timeout=DEFAULT_TIMEOUT, follow_redirects=False)
+    """The ``httpx2.AsyncClient`` :func:`http` makes when it needs one: httpx2's own (environment proxies and all)."""
+    return httpx2.AsyncClient(limits=_as_httpx2_limits(limits), timeout=DEFAULT_TIMEOUT, follow_redirects=False)
 
 
 def http(
@@ -111,8 +162,9 @@ def http(
         headers: Sent on every POST (``Authorization`` and the like). The protocol's own headers win over these.
         client: An ``httpx2.AsyncClient``, or httpx 0.28's ``httpx.AsyncClient``, to use as given (its own limits,
             proxies, TLS, auth): it is never modified or closed here, and each library's exceptions are mapped to
-            :class:`~mcp_client.TransportError`. Redirects are not followed whatever its setting. By default an
-            ``httpx2.AsyncClient`` is made and closed here.
+            :class:`~mcp_client.TransportError`. Redirects are not followed whatever its setting. By default
+            httpcore2's connection pool is driven directly, or an ``httpx2.AsyncClient`` is made when ``auth``, a
+            proxy in the environment or credentials in ``url`` need one; either is closed with the connection.
         limits: Connection limits of the client made here (default: no cap on connections, 20 kept alive).
             Not allowed together with ``client``.
         max_message_size: Largest message accepted from the server, in bytes; larger ones are dropped and the

@@ -1,0 +1,120 @@
+"""Reading a server's pipe in bursts: after a read that found several notifications waiting and nothing else, the
+next read waits ``BURST_PAUSE`` (what the server writes meanwhile comes in one piece); after anything else (an
+answer, a single notification) it follows at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_client.transports._fd_pipes import FdPipe, read_fd
+from mcp_client.transports._loop_pipes import _SplitterProtocol
+from mcp_client.transports.stream import BURST_PAUSE, LineSplitter
+
+pytestmark = pytest.mark.anyio
+
+PROGRESS = json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1}}) + "\n"
+ANSWER = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}) + "\n"
+
+
+class _Handler:
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    def on_message(self, message: Any, stream: object = None) -> None:
+        self.messages.append(message)
+
+    def on_invalid(self, detail: str, raw: bytes, request_id: object) -> None: ...
+    def on_request_failed(self, request_id: object, error: BaseException) -> None: ...
+    def on_closed(self, error: BaseException | None) -> None: ...
+
+
+def test_the_splitter_says_whether_a_chunk_held_several_notifications_alone() -> None:
+    splitter = LineSplitter(_Handler(), max_message_size=1 << 20)  # type: ignore[arg-type]
+    splitter.feed((PROGRESS * 3).encode())
+    assert splitter.streaming
+    splitter.feed((PROGRESS * 2 + ANSWER).encode())
+    assert not splitter.streaming  # an answer in it: read on at once
+    splitter.feed(PROGRESS.encode())
+    assert not splitter.streaming  # one notification: the server is no faster than the reader
+    splitter.feed((PROGRESS + PROGRESS[:10]).encode())
+    assert not splitter.streaming
+    splitter.feed((PROGRESS[10:] + PROGRESS).encode())
+    assert splitter.streaming
+
+
+class _ReadTransport(asyncio.ReadTransport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = True
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def is_closing(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_loop_pipe_pauses_after_several_notifications_alone_and_never_after_an_answer() -> None:
+    loop = asyncio.get_running_loop()
+    handler = _Handler()
+    splitter = LineSplitter(handler, max_message_size=1 << 20)  # type: ignore[arg-type]
+    protocol = _SplitterProtocol(splitter, loop.create_future(), handler)  # type: ignore[arg-type]
+    transport = _ReadTransport()
+    protocol.connection_made(transport)
+
+    protocol.data_received(ANSWER.encode())
+    assert transport.reading
+    assert protocol._resuming is None
+
+    protocol.data_received(PROGRESS.encode())
+    assert transport.reading  # one notification: read on
+    protocol.data_received((PROGRESS * 2).encode())
+    assert not transport.reading
+    resuming = protocol._resuming
+    assert resuming is not None
+    assert resuming.when() - loop.time() == pytest.approx(BURST_PAUSE, abs=0.05)
+    protocol._resume()
+    assert transport.reading
+    assert protocol._resuming is None
+
+    protocol.data_received((PROGRESS * 2).encode())
+    assert protocol._resuming is not None
+    protocol.connection_lost(None)  # the pipe ends while paused: the resume is dropped
+    assert protocol._resuming is None
+
+
+@pytest.mark.parametrize("pause", [BURST_PAUSE, None])
+@pytest.mark.fake_clock
+async def test_the_fd_reader_waits_the_pause_it_is_given_before_reading_again(pause: float | None) -> None:
+    pipe = FdPipe.open(child_reads=False)
+    assert pipe.child_end is not None
+    child_end = pipe.child_end
+    reads: list[tuple[bytes, float]] = []
+
+    def on_chunk(chunk: bytes) -> float | None:
+        reads.append((chunk, anyio.current_time()))
+        if len(reads) == 1:
+            os.write(child_end, b"second\n")  # already there when the reader looks again
+            return pause
+        pipe.close()
+        return None
+
+    os.write(child_end, b"first\n")
+    with anyio.fail_after(5):
+        await read_fd(pipe, on_chunk)
+    assert [chunk for chunk, _ in reads] == [b"first\n", b"second\n"]
+    waited = reads[1][1] - reads[0][1]
+    if pause is None:
+        assert waited == 0
+    else:
+        assert waited >= pause
