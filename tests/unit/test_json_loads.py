@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +84,37 @@ def test_a_value_neither_engine_knows_is_a_type_error() -> None:
 
 def test_non_ascii_is_written_as_utf8_not_escaped() -> None:
     assert dump_bytes({"t": "é"}) == '{"t":"é"}'.encode()
+
+
+def test_string_values_are_not_kept_by_the_parser_after_the_message_is_gone() -> None:
+    # pydantic-core's reader can keep every short string it reads in a process-wide cache of 16,384 entries, there
+    # to be shared by the next message: right for keys, which repeat, but texts, ids and progress tokens do not,
+    # and a long run filled the cache with them (about 1 MiB that a reader of unique values never reuses).
+    raw = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a text seen once"}]}}'
+    first, second = loads(raw), loads(raw)
+    assert isinstance(first, dict)
+    assert isinstance(second, dict)
+    text_first = first["result"]["content"][0]["text"]
+    text_second = second["result"]["content"][0]["text"]
+    assert text_first == text_second == "a text seen once"
+    assert text_first is not text_second  # a fresh string each time: nothing held for it once the message is gone
+    assert next(iter(first)) is next(iter(second))  # the keys are still shared: "jsonrpc" is built once
+
+
+def test_reading_unique_values_does_not_grow_the_process(tmp_path: Path) -> None:
+    # In a fresh process, as the cache is process-wide: 20,000 messages of unique texts and progress tokens leave
+    # (next to) nothing behind once they are dropped.
+    script = """
+import gc, tracemalloc
+from mcp_client.transports._json import loads
+tracemalloc.start()
+before = tracemalloc.get_traced_memory()[0]
+for n in range(20_000):
+    loads(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t%d","progress":%d,'
+          b'"message":"step %d of a long tool"}}' % (n, n, n))
+gc.collect()
+print(tracemalloc.get_traced_memory()[0] - before)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    grown = int(done.stdout.strip())
+    assert grown < 64 * 1024, f"{grown} bytes still held after the messages were dropped"
