@@ -20,6 +20,7 @@ import httpx2
 
 from mcp_client._http_lines import HTTPX2, Line, as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url
+from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.http._connection import _HttpConnection
 from mcp_client.transports.http._engine import ClientEngine, CoreEngine, Engine
@@ -62,15 +63,12 @@ class HttpTransport(Transport):
     @property
     def era_cache_key(self) -> str | None:
         """The endpoint's origin and path: the era is a property of the server behind it."""
-        url = httpx2.URL(self.url)
-        return f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}"
+        return endpoint_key(self.url)
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
         engine, line = _engine_for(self)
-        if self.auth is not None and getattr(self.auth, "waiting_on_a_person", "absent") is None:
-            # A sign-in hook that waits for a person stops the idle clocks of the calls waiting on it.
-            self.auth.waiting_on_a_person = getattr(handler, "waiting_on_a_person", None)  # type: ignore[union-attr]
+        pause_clocks_while_signing_in(self.auth, handler)
         try:
             async with anyio.create_task_group() as tg:
                 connection = _HttpConnection(self, engine, handler, tg, line)

@@ -18,6 +18,7 @@ import httpx2
 from mcp_client._http_lines import as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url
 from mcp_client.errors import MCPClientError
+from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.sse._connection import SseConnection
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
@@ -55,16 +56,13 @@ class SseTransport(Transport):
     @property
     def era_cache_key(self) -> str | None:
         """The SSE URL's origin and path (the key cached results are shared under)."""
-        url = httpx2.URL(self.url)
-        return f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}"
+        return endpoint_key(self.url)
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
         owned = self.client is None
         client = as_httpx2(self.client) if self.client is not None else _new_client()
-        if self.auth is not None and getattr(self.auth, "waiting_on_a_person", "absent") is None:
-            # A sign-in hook that waits for a person stops the idle clocks of the calls waiting on it.
-            self.auth.waiting_on_a_person = getattr(handler, "waiting_on_a_person", None)  # type: ignore[union-attr]
+        pause_clocks_while_signing_in(self.auth, handler)
         failure: MCPClientError | None = None
         try:
             async with anyio.create_task_group() as tg:
