@@ -33,6 +33,7 @@ from mcp_client import (
     IdleTimerReset,
     MaxTimeout,
     ProtocolViolation,
+    RequestSent,
     TimeoutPolicy,
     TransportError,
     TransportFailure,
@@ -236,7 +237,14 @@ async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconne
     failures: list[TransportError] = []
     async with CuttingProxy(upstream).serving() as proxy:
         url = f"http://127.0.0.1:{proxy.port}/sse"
-        async with Client(sse(url), timeout=TimeoutPolicy(idle=None, maximum=30)) as client:
+        sent = anyio.Event()
+
+        def on_event(event: Event) -> None:
+            if isinstance(event, RequestSent) and event.method == "tools/call":
+                sent.set()
+
+        policy = TimeoutPolicy(idle=None, maximum=30)
+        async with Client(sse(url), timeout=policy, on_event=on_event) as client:
 
             async def waiting() -> None:
                 with pytest.raises(TransportError) as caught:
@@ -245,7 +253,8 @@ async def test_a_dropped_stream_fails_the_waiting_call_and_the_next_call_reconne
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(waiting)
-                await anyio.sleep(1.0)
+                with anyio.fail_after(10):
+                    await sent.wait()  # the call is POSTed: its answer would come on the stream cut now
                 cut_at = anyio.current_time()
                 assert proxy.cut_open() >= 1
             assert anyio.current_time() - cut_at < 5.0  # at once, not at the maximum
