@@ -10,12 +10,13 @@ client's own request objects, which have the same attributes on both lines.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import httpx2
 
-__all__ = ["LINES", "Handler", "mock_client"]
+__all__ = ["LINES", "Handler", "mock_client", "mock_clients"]
 
 LINES = ("httpx2", "httpx")
 """The libraries a caller's client may come from."""
@@ -58,3 +59,20 @@ def mock_client(line: str, handler: Handler, **options: Any) -> Any:
     if line == "httpx2":
         return httpx2.AsyncClient(transport=httpx2.MockTransport(_bridge(handler)), **options)
     raise ValueError(f"no such line: {line!r}")
+
+
+@asynccontextmanager
+async def mock_clients(line: str, handler: Handler) -> AsyncIterator[Callable[..., Any]]:
+    """A maker of :func:`mock_client` clients over ``handler``, each with its own ``auth`` (and other options);
+    every client it made is closed on the way out."""
+    clients: list[Any] = []
+
+    def make(auth: Any = None, **options: Any) -> Any:
+        clients.append(mock_client(line, handler, auth=auth, **options))
+        return clients[-1]
+
+    try:
+        yield make
+    finally:
+        for client in clients:
+            await client.aclose()

@@ -32,7 +32,7 @@ from mcp_client.auth import (
 )
 from mcp_client.auth.pkce import s256
 from mcp_client.transports.http import http
-from tests.integration.http_lines import mock_client
+from tests.integration.http_lines import mock_client, mock_clients
 
 pytestmark = pytest.mark.anyio
 
@@ -219,15 +219,9 @@ def oauth(browser: Browser, side: httpx.AsyncClient, **options: Any) -> OAuth:
 
 @pytest.fixture
 async def mcp_http(world: World, http_line: str) -> AsyncIterator[Any]:
-    clients: list[httpx.AsyncClient] = []
-
-    def make(auth: OAuth) -> httpx.AsyncClient:
-        clients.append(mock_client(http_line, world, auth=auth))
-        return clients[-1]
-
-    yield make
-    for client in clients:
-        await client.aclose()
+    """Clients of the MCP endpoint, ``mcp_http(auth=...)``, closed after the test."""
+    async with mock_clients(http_line, world) as make:
+        yield make
 
 
 async def post(client: httpx.AsyncClient, method: str, **params: Any) -> httpx.Response:

@@ -28,7 +28,7 @@ from mcp_client.auth import (
     StoredTokens,
     TokenStorage,
 )
-from tests.integration.http_lines import mock_client
+from tests.integration.http_lines import mock_client, mock_clients
 from tests.integration.test_auth_flow import MCP, REDIRECT, Browser, World, post
 
 pytestmark = pytest.mark.anyio
@@ -90,15 +90,9 @@ async def side(world: RotatingWorld, http_line: str) -> AsyncIterator[httpx.Asyn
 
 @pytest.fixture
 async def mcp_http(world: RotatingWorld, http_line: str) -> AsyncIterator[Any]:
-    clients: list[httpx.AsyncClient] = []
-
-    def make(auth: OAuth) -> httpx.AsyncClient:
-        clients.append(mock_client(http_line, world, auth=auth))
-        return clients[-1]
-
-    yield make
-    for client in clients:
-        await client.aclose()
+    """Clients of the MCP endpoint, ``mcp_http(auth=...)``, closed after the test."""
+    async with mock_clients(http_line, world) as make:
+        yield make
 
 
 def oauth(browser: Browser, side: httpx.AsyncClient, storage: TokenStorage) -> OAuth:

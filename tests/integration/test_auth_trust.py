@@ -32,7 +32,7 @@ from mcp_client.auth import (
     UnsafeURL,
     UntrustedIssuer,
 )
-from tests.integration.http_lines import mock_client
+from tests.integration.http_lines import mock_client, mock_clients
 from tests.integration.test_auth_flow import ISSUER, REDIRECT, Browser, World, post
 
 pytestmark = pytest.mark.anyio
@@ -95,15 +95,9 @@ async def side(world: HostileWorld, http_line: str) -> AsyncIterator[httpx.Async
 
 @pytest.fixture
 async def mcp_http(world: HostileWorld, http_line: str) -> AsyncIterator[Any]:
-    clients: list[httpx.AsyncClient] = []
-
-    def make(auth: OAuth) -> httpx.AsyncClient:
-        clients.append(mock_client(http_line, world, auth=auth))
-        return clients[-1]
-
-    yield make
-    for client in clients:
-        await client.aclose()
+    """Clients of the MCP endpoint, ``mcp_http(auth=...)``, closed after the test."""
+    async with mock_clients(http_line, world) as make:
+        yield make
 
 
 def carries_a_credential(request: httpx.Request) -> bool:
