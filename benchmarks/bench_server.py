@@ -21,6 +21,7 @@ Tools:
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import anyio
@@ -96,7 +97,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="MCPServer for the mcp_client benchmarks")
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (with --http)")
+    parser.add_argument(
+        "--one-cpu",
+        action="store_true",
+        help="run every thread of this process on one CPU, the last one it may use (Linux): its event loop and the "
+        "worker thread that writes stdout then hand over to each other on one core",
+    )
     args = parser.parse_args()
+    if args.one_cpu:
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     if not args.http:
         server.run()
         return

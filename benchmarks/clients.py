@@ -90,9 +90,15 @@ def server_command(*extra: str) -> list[str]:
 
 @asynccontextmanager
 async def open_driver(
-    client: ClientName, transport: TransportName, url: str | None = None, *, watch_cancels: bool = False
+    client: ClientName,
+    transport: TransportName,
+    url: str | None = None,
+    *,
+    watch_cancels: bool = False,
+    server_args: tuple[str, ...] = (),
 ) -> AsyncIterator[Driver]:
-    """Connect ``client`` to the benchmark server (spawned here for stdio; at ``url`` for HTTP).
+    """Connect ``client`` to the benchmark server (spawned here for stdio, with ``server_args``; at ``url`` for
+    HTTP).
 
     ``watch_cancels``: mcp_client only, for the timeout job: note when each cancellation was written (from its
     ``CancelSent`` event, as ``driver.cancel_written_at``), so the server's own reaction time can be told apart.
@@ -103,13 +109,13 @@ async def open_driver(
     if client in ("ours_httpx", "raw_httpx") and transport != "http":
         raise ValueError(f"{client} is an HTTP client")
     if client in ("ours", "ours_httpx"):
-        async with _ours(transport, url, watch_cancels, HTTPX_LINE[client]) as driver:
+        async with _ours(transport, url, watch_cancels, HTTPX_LINE[client], server_args) as driver:
             yield driver
     elif client == "reference":
-        async with _reference(transport, url) as driver:
+        async with _reference(transport, url, server_args) as driver:
             yield driver
     elif transport == "stdio":
-        async with _raw_stdio() as driver:
+        async with _raw_stdio(server_args) as driver:
             yield driver
     else:
         assert url is not None
@@ -170,13 +176,15 @@ class _Ours:
 
 
 @asynccontextmanager
-async def _ours(transport: TransportName, url: str | None, watch_cancels: bool, line: str) -> AsyncIterator[Driver]:
+async def _ours(
+    transport: TransportName, url: str | None, watch_cancels: bool, line: str, server_args: tuple[str, ...]
+) -> AsyncIterator[Driver]:
     from mcp_client import Client, TimeoutPolicy, Transport, stdio
 
     async with AsyncExitStack() as stack:
         connection: Transport
         if transport == "stdio":
-            command = server_command()
+            command = server_command(*server_args)
             connection = stdio(command[0], command[1:])
         else:
             from mcp_client.transports.http import http
@@ -239,12 +247,12 @@ class _Reference:
 
 
 @asynccontextmanager
-async def _reference(transport: TransportName, url: str | None) -> AsyncIterator[Driver]:
+async def _reference(transport: TransportName, url: str | None, server_args: tuple[str, ...]) -> AsyncIterator[Driver]:
     import mcp
     from mcp.client.stdio import StdioServerParameters
 
     if transport == "stdio":
-        command = server_command()
+        command = server_command(*server_args)
         async with mcp.Client(StdioServerParameters(command=command[0], args=command[1:])) as client:
             yield _Reference(client)
         return
@@ -333,8 +341,8 @@ class _RawStdio:
 
 
 @asynccontextmanager
-async def _raw_stdio() -> AsyncIterator[Driver]:
-    async with await anyio.open_process(server_command(), stderr=subprocess.DEVNULL) as process:
+async def _raw_stdio(server_args: tuple[str, ...]) -> AsyncIterator[Driver]:
+    async with await anyio.open_process(server_command(*server_args), stderr=subprocess.DEVNULL) as process:
         raw = _RawStdio(process)
         await raw.roundtrip("server/discover", {})
         try:

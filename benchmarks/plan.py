@@ -8,6 +8,7 @@ target mcp_client should meet, if any.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,21 +34,28 @@ class Job:
     params: dict[str, Any]
     clients: tuple[ClientName, ...]
     reps: int = 1
+    server_args: tuple[str, ...] = ()
+    """Extra command-line arguments of the stdio benchmark server its workers spawn (``--one-cpu``)."""
 
 
 def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
     """The jobs of one transport, full-size or quick (a few iterations of everything, to keep the suite working)."""
     stdio = transport == "stdio"
-    # Floors over HTTP only for memory (the raw stdio driver does one call at a time) and progress (its reads through
-    # anyio's process stream cost more per line than mcp_client's pipe protocol: no floor for us there).
+    # The stdio memory floor is left out (the raw stdio driver does one call at a time), and so is the stdio floor of
+    # CPU per progress notification (its reads through anyio's process stream cost more per line than mcp_client's
+    # pipe protocol): over stdio the raw reader runs the progress job for the burst's wall time alone.
     floored = BOTH if stdio else HTTP_ALL
     every = ALL if stdio else HTTP_ALL
     both = BOTH if stdio else HTTP_BOTH
+    # The burst's wall time is the server's pace, and over stdio that depends on where the server's own threads run
+    # (docs/benchmarks.md, "The burst, measured"): the raw reader shows it for the floor, and the same burst with
+    # the server held on one CPU takes the server's thread placement out of the comparison.
+    one_cpu = stdio and _can_hold_on_one_cpu()
     if quick:
         jobs = [
             Job("latency", "latency", {"calls": 30, "warmup": 5}, every),
             Job("throughput", "throughput", {"calls": 100, "concurrency": 10, "warmup": 2}, both),
-            Job("progress", "progress", {"notifications": 200, "repeats": 1, "warmup": 2}, floored),
+            Job("progress", "progress", {"notifications": 200, "repeats": 1, "warmup": 2}, every),
             Job("timeout", "timeout", {"trials": 2, "limit": 0.2, "sleep": 10.0, "wait": 3.0}, BOTH),
             Job("memory", "memory", {"in_flight": 50, "hold": 60.0, "settle": 5.0}, floored),
         ]
@@ -58,6 +66,8 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
                 Job("scale_10000", "scale", {"in_flight": 200, "rounds": 1, "max_seconds": 30.0}, OURS),
                 Job("tasks", "tasks", _TASKS | {"cpu_seconds_of_task": 0.3, "trials": 2}, OURS),
             ]
+        if one_cpu:
+            jobs.append(Job("progress_one_cpu", "progress", _QUICK_BURST, ALL, server_args=("--one-cpu",)))
         return jobs
     # Sized for about 9 minutes on 2 cores; the server (not the clients) sets most of the wall time.
     # Repetitions: the reference's CPU per call moves by a third from one worker to the next on a shared VM, so a
@@ -66,7 +76,7 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
     jobs = [
         Job("latency", "latency", {"calls": calls, "warmup": warmup}, every, reps=5),
         Job("throughput", "throughput", {"calls": 1000, "concurrency": 50, "warmup": 20}, both, reps=3),
-        Job("progress", "progress", {"notifications": 5000, "repeats": 1, "warmup": 5}, floored, reps=3),
+        Job("progress", "progress", _BURST, every, reps=3),
         Job("timeout", "timeout", {"trials": 10, "limit": 0.2, "sleep": 10.0, "wait": 3.0}, BOTH, reps=3),
         Job("memory", "memory", {"in_flight": 1000, "hold": 600.0, "settle": 15.0}, floored),
     ]
@@ -77,7 +87,18 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
             Job("scale_10000", "scale", {"in_flight": 10_000, "rounds": 1, "max_seconds": 300.0}, OURS, reps=3),
             Job("tasks", "tasks", _TASKS | {"cpu_seconds_of_task": 3.0, "trials": 10}, OURS, reps=3),
         ]
+    if one_cpu:
+        jobs.append(Job("progress_one_cpu", "progress", _BURST, ALL, reps=3, server_args=("--one-cpu",)))
     return jobs
+
+
+_BURST = {"notifications": 5000, "repeats": 1, "warmup": 5}
+_QUICK_BURST = {"notifications": 200, "repeats": 1, "warmup": 2}
+
+
+def _can_hold_on_one_cpu() -> bool:
+    """Whether the stdio server can be held on one CPU here (Linux's affinity call, two CPUs or more to choose)."""
+    return hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2
 
 
 _TASKS = {"task_seconds": 0.5, "poll_interval_ms": 100}
@@ -190,7 +211,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             "ms",
             "progress",
             "burst_wall_ms",
-            BOTH if stdio else HTTP_ALL,
+            every,
             targets=(Target("reference", 1.0),) if stdio else (),
         ),
         Metric(
@@ -237,6 +258,17 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             targets=(Target("reference", 0.25 if stdio else 0.50),),
         ),
     ]
+    if stdio and _can_hold_on_one_cpu():
+        metrics.append(
+            Metric(
+                "progress_burst_wall_one_cpu_ms",
+                "wall time of the {notifications:,}-notification call, the server held on one CPU",
+                "ms",
+                "progress_one_cpu",
+                "burst_wall_ms",
+                ALL,
+            )
+        )
     if stdio:
         metrics += [
             Metric(

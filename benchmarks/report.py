@@ -68,9 +68,10 @@ def derive(
         for suffix, ours_name, floor_name in VARIANTS:
             if suffix and ours_name not in metric.clients:
                 continue
+            # A floor only where the metric names one: a job may run the raw client for another of its rows.
             ours, floor = (
                 _median_of(by_client, ours_name, metric.field),
-                _median_of(by_client, floor_name, metric.field),
+                _median_of(by_client, floor_name, metric.field) if floor_name in metric.clients else None,
             )
             row = Row(
                 label=_label(metric, params.get(metric.job, {})) + _VARIANT_LABEL.get(suffix, ""),

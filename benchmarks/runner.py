@@ -113,6 +113,8 @@ def run_worker(
     command = [sys.executable, "-m", "benchmarks.worker", client, transport, spec]
     if url is not None:
         command += ["--url", url]
+    server_args = {arg for job in jobs for arg in job.server_args}
+    command += [f"--server-arg={arg}" for arg in sorted(server_args)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
     try:
         done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
@@ -154,9 +156,11 @@ def run_transport(transport: TransportName, *, quick: bool, errors: list[str]) -
     if quick:
         with _server_for(transport) as url:
             for client in CLIENTS:
-                batch = [job for job in jobs if client in job.clients]
-                if batch:
-                    attempt(client, batch, url)
+                # One worker per client and set of server arguments (a worker's jobs share its server).
+                for server_args in dict.fromkeys(job.server_args for job in jobs):
+                    batch = [job for job in jobs if client in job.clients and job.server_args == server_args]
+                    if batch:
+                        attempt(client, batch, url)
         return raw, jobs
     for job in jobs:
         log(f"[{transport}] {job.name}: {job.reps} x {', '.join(job.clients)}")

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m benchmarks.worker <ours|reference|raw> <stdio|http> '<jobs>' [--url URL]
+    python -m benchmarks.worker <ours|reference|raw> <stdio|http> '<jobs>' [--url URL] [--server-arg=ARG ...]
 
 ``<jobs>`` is a JSON list of ``[name, kind, params]``: ``kind`` names a function of :mod:`benchmarks.measure`
 and ``params`` are its keyword arguments. The worker prints one line, ``{"name": {field: number, ...}, ...}``,
@@ -29,11 +29,17 @@ ALL_KINDS: dict[str, Runner] = {**KINDS, "tasks": tasks}
 Job = tuple[str, str, dict[str, Any]]
 
 
-async def run_jobs(client: ClientName, transport: TransportName, jobs: list[Job], url: str | None) -> dict[str, Any]:
+async def run_jobs(
+    client: ClientName,
+    transport: TransportName,
+    jobs: list[Job],
+    url: str | None,
+    server_args: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """Connect once, run ``jobs`` in order, return their results by name."""
     results: dict[str, Measurement] = {}
     watch_cancels = any(kind == "timeout" for _, kind, _ in jobs)
-    async with open_driver(client, transport, url, watch_cancels=watch_cancels) as driver:
+    async with open_driver(client, transport, url, watch_cancels=watch_cancels, server_args=server_args) as driver:
         for name, kind, params in jobs:
             results[name] = await ALL_KINDS[kind](driver, **params)
     return results
@@ -60,11 +66,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("transport", choices=("stdio", "http"))
     parser.add_argument("jobs", help="JSON list of [name, kind, params]")
     parser.add_argument("--url", help="the server's Streamable HTTP endpoint (with http)")
+    parser.add_argument(
+        "--server-arg", action="append", default=[], help="an argument for the stdio server it spawns (repeatable)"
+    )
     args = parser.parse_args(argv)
     jobs = parse_jobs(args.jobs)
     client = cast(ClientName, args.client)
     transport = cast(TransportName, args.transport)
-    results = anyio.run(run_jobs, client, transport, jobs, args.url)
+    results = anyio.run(run_jobs, client, transport, jobs, args.url, tuple(args.server_arg))
     sys.stdout.write(json.dumps(results) + "\n")
     sys.stdout.flush()
 
