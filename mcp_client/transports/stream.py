@@ -25,6 +25,7 @@ from mcp_client.transports.base import Connection, JSONObject, MessageHandler, R
 __all__ = [
     "BURST_PAUSE",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "PROBE_AFTER",
     "LineConnection",
     "LineSplitter",
     "batch_hooks",
@@ -40,15 +41,21 @@ DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 _CHUNK = 65536
 
 BURST_PAUSE = 0.002
-"""Seconds a pipe reader waits before its next read after a read that found several notifications and nothing else.
+"""Seconds a pipe reader waits before its next read after a read of notifications alone, while such waits pay.
 
 A server streaming progress writes one line per write; a reader that takes each as it lands wakes up (a context
-switch, on a machine the server shares) for nearly every one. A read that finds more than one notification waiting
-and nothing else says the server writes faster than the reader wakes, so the next read waits this long and takes
-what piled up meanwhile in one piece. A read with anything else in it (an answer, a request of the server's) is
-followed by an immediate read, so a lone answer is never held back, and so is a read of a single notification (a
-server slower than the reader gains nothing from the wait, which would cost a timer and two ``epoll`` changes per
-read); an answer that follows notifications within the pause waits for the rest of it, at most."""
+switch, on a machine the server shares) for nearly every one. After a read that found notifications and nothing
+else, the next read waits this long and takes what piled up meanwhile in one piece. A read with anything else in
+it (an answer, a request of the server's) is followed by an immediate read, so a lone answer is never held back;
+an answer that follows notifications within the pause waits for the rest of it, at most. Whether the waits pay is
+measured by the read that follows one (see :data:`PROBE_AFTER`)."""
+
+PROBE_AFTER = 8
+"""Reads of a single notification that follow at once, after a pause that found at most one more waiting.
+
+Such a server is no faster than the reader: another pause would cost a timer and two ``epoll`` changes to save at
+most one wake-up. A read that finds several notifications waiting starts the pauses again at once; after this many
+single-notification reads without one, the reader tries a pause again (the server may have sped up)."""
 
 
 def encode_message(message: JSONObject) -> bytes:
@@ -63,7 +70,7 @@ class LineSplitter:
     the event loop (no task wake-up per chunk).
     """
 
-    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size", "streaming")
+    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size", "_unpaid", "streaming")
 
     def __init__(self, handler: MessageHandler, *, max_message_size: int) -> None:
         self._handler = handler
@@ -71,8 +78,9 @@ class LineSplitter:
         self._buffer = bytearray()
         self._discarding: bytes | None = None  # head of an oversized line being skipped
         self.streaming = False
-        """The last chunk completed more than one message and all of them were notifications (see
-        :data:`BURST_PAUSE`)."""
+        """Should the next read wait :data:`BURST_PAUSE`? The last chunk completed notifications alone, and either
+        more than one or at a time the waits pay (see :data:`PROBE_AFTER`)."""
+        self._unpaid = 0  # single-notification reads still to go at once after a pause that found little
 
     def feed(self, chunk: bytes) -> None:
         """Deliver every line that ``chunk`` completes; keep the unfinished rest."""
@@ -103,12 +111,25 @@ class LineSplitter:
                 notifications += 1
             else:
                 other += 1
-        self.streaming = notifications > 1 and not other
+        self.streaming = self._pace(notifications, other)
         if self._discarding is None and start < len(chunk):
             self._buffer += chunk[start:]
             if len(self._buffer) > self._max_message_size:
                 self._discarding = bytes(self._buffer[:HEAD_SIZE])
                 self._buffer.clear()
+
+    def _pace(self, notifications: int, other: int) -> bool:
+        if self.streaming:  # this chunk is what a pause collected
+            self._unpaid = 0 if notifications > 1 else PROBE_AFTER
+        if other or not notifications:
+            return False
+        if notifications > 1:
+            self._unpaid = 0
+            return True
+        if self._unpaid:
+            self._unpaid -= 1
+            return False
+        return True
 
     def finish(self) -> None:
         """The input ended: report a message it cut off, if any."""

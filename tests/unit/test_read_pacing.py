@@ -1,6 +1,7 @@
-"""Reading a server's pipe in bursts: after a read that found several notifications waiting and nothing else, the
-next read waits ``BURST_PAUSE`` (what the server writes meanwhile comes in one piece); after anything else (an
-answer, a single notification) it follows at once."""
+"""Reading a server's pipe in bursts: after a read of notifications alone, the next read waits ``BURST_PAUSE`` (what
+the server writes meanwhile comes in one piece) while such pauses pay; after anything else (an answer) it follows at
+once, and after a pause that found at most one notification, single notifications are read at once for
+``PROBE_AFTER`` reads."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from mcp_client.transports._fd_pipes import FdPipe, read_fd
 from mcp_client.transports._loop_pipes import _SplitterProtocol
-from mcp_client.transports.stream import BURST_PAUSE, LineSplitter
+from mcp_client.transports.stream import BURST_PAUSE, PROBE_AFTER, LineSplitter
 
 pytestmark = pytest.mark.anyio
 
@@ -40,12 +41,28 @@ def test_the_splitter_says_whether_a_chunk_held_several_notifications_alone() ->
     assert splitter.streaming
     splitter.feed((PROGRESS * 2 + ANSWER).encode())
     assert not splitter.streaming  # an answer in it: read on at once
-    splitter.feed(PROGRESS.encode())
-    assert not splitter.streaming  # one notification: the server is no faster than the reader
     splitter.feed((PROGRESS + PROGRESS[:10]).encode())
-    assert not splitter.streaming
+    assert splitter.streaming  # notifications alone, and the last pause paid: try one
     splitter.feed((PROGRESS[10:] + PROGRESS).encode())
+    assert splitter.streaming  # two were waiting after it
+
+
+def test_after_a_pause_that_found_one_notification_single_ones_are_read_at_once_for_a_while() -> None:
+    splitter = LineSplitter(_Handler(), max_message_size=1 << 20)  # type: ignore[arg-type]
+    splitter.feed(PROGRESS.encode())
+    assert splitter.streaming  # the first single notification tries a pause
+    pattern = []
+    for _ in range(2 * (PROBE_AFTER + 1)):
+        splitter.feed(PROGRESS.encode())  # the server is no faster than the reader: one per read
+        pattern.append(splitter.streaming)
+    # the pause found one: PROBE_AFTER reads at once (this one included), then a pause is tried again
+    assert pattern == ([False] * PROBE_AFTER + [True]) * 2
+    splitter.feed((PROGRESS * 2).encode())  # ... and this one found two: the server sped up
     assert splitter.streaming
+    splitter.feed((PROGRESS * 3).encode())
+    assert splitter.streaming  # several again
+    splitter.feed(PROGRESS.encode())
+    assert not splitter.streaming  # the pause found only one: single ones are read at once again
 
 
 class _ReadTransport(asyncio.ReadTransport):
@@ -64,7 +81,7 @@ class _ReadTransport(asyncio.ReadTransport):
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_the_loop_pipe_pauses_after_several_notifications_alone_and_never_after_an_answer() -> None:
+async def test_the_loop_pipe_pauses_after_notifications_alone_and_never_after_an_answer() -> None:
     loop = asyncio.get_running_loop()
     handler = _Handler()
     splitter = LineSplitter(handler, max_message_size=1 << 20)  # type: ignore[arg-type]
@@ -77,7 +94,12 @@ async def test_the_loop_pipe_pauses_after_several_notifications_alone_and_never_
     assert protocol._resuming is None
 
     protocol.data_received(PROGRESS.encode())
-    assert transport.reading  # one notification: read on
+    assert not transport.reading  # notifications alone: a pause is tried
+    assert protocol._resuming is not None
+    protocol._resume()
+    protocol.data_received(PROGRESS.encode())
+    assert transport.reading  # the pause found one more: the next reads follow at once
+    assert protocol._resuming is None
     protocol.data_received((PROGRESS * 2).encode())
     assert not transport.reading
     resuming = protocol._resuming
