@@ -384,6 +384,14 @@ def process_metrics() -> list[Metric]:
             baseline="group_single_slowest_ms",
         ),
         Metric(
+            "group_bare_together_ms",
+            "the same {servers} servers spawned together with no client (each answers one request)",
+            "ms",
+            "group",
+            "bare_together_ms",
+            OURS,
+        ),
+        Metric(
             "group_client_cpu_ms",
             "ClientGroup start: this process's CPU (the rest is the servers')",
             "ms",

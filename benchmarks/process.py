@@ -14,7 +14,8 @@ Usage (the runner does this; each measurement runs in a fresh interpreter and pr
   another, each by its own ``Client`` (the time from entering it to connected; the slowest is reported), then all
   of them together as one ``ClientGroup`` (the time to enter it, and this process's CPU meanwhile). The servers
   cost little, but twenty interpreters still start at once: the client's own CPU for the whole start is reported
-  beside it.
+  beside it, and so is the time the same servers take when they are spawned together with no client at all (one
+  request and its answer each): what the servers' own start costs on this machine's cores.
 * ``idle``: bytes that tracemalloc sees for one connected, idle ``Client`` on a tiny server (another client has
   already loaded every module), after a garbage collection.
 """
@@ -65,6 +66,7 @@ async def measure_group(servers: int, delay: float) -> dict[str, Any]:
         started = time.perf_counter()
         async with Client(_tiny(delay), timeout=policy):
             singles.append(time.perf_counter() - started)
+    bare = await _start_bare(servers, delay)
     group = ClientGroup({f"s{index}": _tiny(delay) for index in range(servers)}, timeout=policy)
     cpu_before = _cpu_seconds()
     started = time.perf_counter()
@@ -78,9 +80,35 @@ async def measure_group(servers: int, delay: float) -> dict[str, Any]:
         "slowest_single_ms": max(singles) * 1e3,
         "group_ms": took * 1e3,
         "group_client_cpu_ms": cpu * 1e3,
+        "bare_together_ms": bare * 1e3,
         "servers": servers,
         "delay_s": delay,
     }
+
+
+async def _start_bare(servers: int, delay: float) -> float:
+    """Seconds until ``servers`` tiny servers, spawned together with no client, have all answered one request."""
+    request = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}\n'
+    command = [sys.executable, str(TINY_SERVER), "--delay", str(delay)]
+    started = time.perf_counter()
+    slowest = 0.0
+
+    async def one() -> None:
+        nonlocal slowest
+        async with await anyio.open_process(command) as process:
+            assert process.stdin is not None
+            assert process.stdout is not None
+            await process.stdin.send(request)
+            answer = b""
+            while not answer.endswith(b"\n"):
+                answer += await process.stdout.receive()
+            slowest = max(slowest, time.perf_counter() - started)
+            await process.stdin.aclose()
+
+    async with anyio.create_task_group() as group:
+        for _ in range(servers):
+            group.start_soon(one)
+    return slowest
 
 
 def _cpu_seconds() -> float:

@@ -13,11 +13,9 @@ is what the client adds.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from typing import Any
 
 VERSION = "2026-07-28"
 _DISCOVER = {
@@ -29,20 +27,21 @@ _DISCOVER = {
 _TOOLS = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "resultType": "complete"}
 
 
-def answer(message: dict[str, Any]) -> dict[str, Any] | None:
+def answer(message: dict[str, object]) -> dict[str, object] | None:
     """The response to ``message``, or None for a notification."""
     if "id" not in message or "method" not in message:
         return None
     method = message["method"]
-    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+    reply: dict[str, object] = {"jsonrpc": "2.0", "id": message["id"]}
     if method == "server/discover":
         reply["result"] = _DISCOVER
     elif method == "tools/list":
         reply["result"] = _TOOLS
     elif method == "ping":
         reply["result"] = {}
-    elif method == "tools/call" and message.get("params", {}).get("name") == "echo":
-        text = str(message["params"].get("arguments", {}).get("text", ""))
+    elif method == "tools/call" and isinstance(params := message.get("params"), dict) and params.get("name") == "echo":
+        arguments = params.get("arguments")
+        text = str(arguments.get("text", "")) if isinstance(arguments, dict) else ""
         reply["result"] = {"content": [{"type": "text", "text": text}], "isError": False, "resultType": "complete"}
     else:
         reply["error"] = {"code": -32601, "message": f"no such method: {method}"}
@@ -51,10 +50,10 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
 
 def main() -> None:
     """Serve stdin/stdout until stdin closes."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--delay", type=float, default=0.0)
-    args = parser.parse_args()
-    time.sleep(args.delay)
+    # No argparse: its imports (re, enum, gettext...) are most of what starting this server costs.
+    arguments = sys.argv[1:]
+    delay = float(arguments[arguments.index("--delay") + 1]) if "--delay" in arguments else 0.0
+    time.sleep(delay)
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
