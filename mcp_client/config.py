@@ -391,9 +391,13 @@ def parse_policy(policy: Mapping[str, Any], *, path: str = "policy") -> PolicyRe
         ServerSpec(memory(serve), parse_policy({"timeout": {"idle": 5}}))
     """
     try:
-        return PolicyConfig.model_validate(dict(policy)).registry()
+        config = PolicyConfig.model_validate(dict(policy))
     except ValidationError as exc:
         raise ConfigError(_problems(exc, prefix=path)) from None
+    if config.max_in_flight is not None:  # a limit dropped here would be a limit the host believes it has
+        reason = "parse_policy returns rules only: give the limit to ServerSpec(..., max_in_flight=...)"
+        raise ConfigError([ConfigProblem(f"{path}.max_in_flight", reason)])
+    return config.registry()
 
 
 def _problems(exc: ValidationError, *, prefix: str = "") -> list[ConfigProblem]:

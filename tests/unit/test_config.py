@@ -285,3 +285,12 @@ def test_an_allow_list_of_variables_for_files_the_host_did_not_write() -> None:
     assert load_config(tidy, environ=allowed).servers["s"].headers == {"Authorization": "Bearer t-1"}
     assert dict(allowed) == {"TOKEN": "t-1"}
     assert load_config(untrusted, environ=environ).servers["s"].headers["X-Home"] == "/home/u"  # no list: trusted
+
+
+def test_parse_policy_refuses_a_limit_of_calls_in_flight_it_would_drop() -> None:
+    assert parse_policy({"max_in_flight": None, "timeout": {"idle": 5}}).server.timeout.idle == 5  # null: none
+    with pytest.raises(ConfigError) as caught:
+        parse_policy({"max_in_flight": 4, "timeout": {"idle": 5}})
+    [problem] = caught.value.problems
+    assert problem.path == "policy.max_in_flight"
+    assert "ServerSpec" in problem.reason
