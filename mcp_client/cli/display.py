@@ -23,7 +23,7 @@ from mcp_client import (
     TransportError,
 )
 from mcp_client.cli.interrupts import EventLog
-from mcp_client.cli.safe_text import plain, visible
+from mcp_client.cli.safe_text import json_text, plain, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -220,7 +220,7 @@ def _text_repeats(result: mcp_types.CallToolResult) -> bool:
 
 def dump_json(value: Any) -> None:
     """Plain JSON on stdout (no colour, no wrapping), for other programs."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 

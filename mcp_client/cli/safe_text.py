@@ -5,7 +5,8 @@ lines it writes to stderr) may carry rich markup (``[link=…]``, a bare ``[/]``
 terminal escapes (OSC 52 writes the clipboard, OSC 0 the window title, CSI 2J clears the screen, a carriage
 return overwrites the line, a bidi override reorders it). :func:`visible` writes every control character other
 than newline and tab as its Python escape (``\\x1b``, ``\\r``, ``\\u202e``); :func:`plain` wraps the result in a
-rich ``Text``, which is never parsed as markup.
+rich ``Text``, which is never parsed as markup. :func:`json_text` makes the ``--json`` output as safe while it stays
+the same JSON.
 
 rich is imported inside :func:`plain` only, so the CLI can say it is missing instead of failing at import.
 """
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.text import Text
 
-__all__ = ["plain", "visible"]
+__all__ = ["json_text", "plain", "visible"]
 
 _KEPT = {"\n", "\t"}
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
@@ -39,6 +40,17 @@ _TABLE: dict[int, str] = {
 def visible(text: str) -> str:
     """``text`` with every control character but newline and tab written out as an escape."""
     return text.translate(_TABLE)
+
+
+_JSON_TABLE: dict[int, str] = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA0), *_BIDI]}
+"""What JSON itself leaves raw though a terminal acts on it (C1 controls such as the 8-bit CSI ``\\x9b``, DEL,
+bidi overrides), as JSON escapes: the document still parses to the same strings."""
+
+
+def json_text(document: str) -> str:
+    """A JSON document (written with ``ensure_ascii=False``) safe for a terminal: JSON escapes the C0 controls,
+    this the rest. Only strings can hold these characters, so the escapes are JSON's own ``\\uXXXX``."""
+    return document.translate(_JSON_TABLE)
 
 
 def plain(text: str, style: str = "") -> Text:

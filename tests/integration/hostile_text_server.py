@@ -12,7 +12,8 @@ from typing import Any
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"
 TITLE = "\x1b]0;pwned\x07"
 CLEAR = "\x1b[2J\x1b[H"
-HOSTILE = f"[link=https://evil.example]click me[/link] [/] [bold red]loud {OSC52}{TITLE}{CLEAR}\rover\u202eevil"
+C1 = "\x9b2J\x85"  # an 8-bit CSI (clear screen) and a C1 next line: JSON leaves both raw
+HOSTILE = f"[link=https://evil.example]click me[/link] [/] [bold red]loud {OSC52}{TITLE}{CLEAR}\rover\u202eevil{C1}"
 
 SERVER_INFO = {"name": f"evil[/]server{TITLE}", "version": "[/]1"}
 TOOL = {

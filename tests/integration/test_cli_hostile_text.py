@@ -5,12 +5,15 @@ character but newline and tab reaches the terminal made visible, not executed.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.integration.hostile_text_server import HOSTILE
 
 SERVER = [sys.executable, str(Path(__file__).with_name("hostile_text_server.py"))]
 COMMAND = Path(sys.executable).with_name("mcp-client")
@@ -20,6 +23,8 @@ FORBIDDEN = {
     "a cursor jump home": "\x1b[H",
     "a bare carriage return": "\rover",
     "a bidi override": "\u202e",
+    "an 8-bit CSI": "\x9b",
+    "a C1 next line": "\x85",
 }
 
 
@@ -69,7 +74,7 @@ def test_call_prints_progress_and_results_as_text() -> None:
     assert done.returncode == 0, done.stderr
     assert_harmless(done.stdout + done.stderr)
     assert "[link=https://evil.example]click me[/link] [/] [bold red]loud \\x1b]52;c;ZXZpbA==\\x07" in done.stdout
-    assert "\\x1b[2J\\x1b[H\\rover\\u202eevil" in done.stdout
+    assert "\\x1b[2J\\x1b[H\\rover\\u202eevil\\x9b2J\\x85" in done.stdout
     assert "file:///x\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
 
 
@@ -78,3 +83,21 @@ def test_an_error_from_the_server_is_printed_as_text() -> None:
     assert done.returncode != 0
     assert_harmless(done.stdout + done.stderr)
     assert "\\x1b]0;pwned\\x07" in done.stderr
+
+
+@pytest.mark.parametrize("command", [("tools",), ("call", "hostile", "{}")])
+def test_json_output_escapes_what_a_terminal_would_act_on_and_stays_the_same_json(command: tuple[str, ...]) -> None:
+    done = run(*command, "--json")
+    assert done.returncode == 0, done.stderr
+    assert_harmless(done.stdout + done.stderr)
+    assert HOSTILE in strings_of(json.loads(done.stdout))  # the server's exact text, once parsed
+
+
+def strings_of(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings_of(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in strings_of(item)]
+    return []
