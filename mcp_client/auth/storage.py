@@ -24,7 +24,9 @@ from mcp_client.auth._file_lock import exclusive_file_lock, make_private_dirs
 __all__ = ["ClientInformation", "FileTokenStorage", "InMemoryTokenStorage", "StoredTokens", "TokenStorage"]
 
 _REFRESH_MARGIN = 30.0
-"""Seconds before expiry at which a token counts as expired (so it does not expire on the way)."""
+"""Seconds before expiry at which a token counts as expired (so it does not expire on the way), at most a quarter of
+its lifetime: a token issued for 20 s is renewed 5 s before its end, not at once (a margin longer than the lifetime
+made every fresh token count as expired, and every request renew it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +47,17 @@ class StoredTokens:
     """The scopes asked for (None: the ``scope`` parameter was omitted)."""
     dpop_jkt: str | None = None
     """RFC 7638 thumbprint of the DPoP key the token is bound to, if any."""
+    issued_at: float | None = None
+    """Wall-clock time the token response arrived (None in tokens stored by older versions: the full margin)."""
 
     def expired(self, now: float | None = None) -> bool:
         """True when the token has expired or is about to."""
         if self.expires_at is None:
             return False
-        return (now if now is not None else time.time()) >= self.expires_at - _REFRESH_MARGIN
+        margin = _REFRESH_MARGIN
+        if self.issued_at is not None:
+            margin = min(margin, max(self.expires_at - self.issued_at, 0.0) / 4)
+        return (now if now is not None else time.time()) >= self.expires_at - margin
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (secrets included: for stores only)."""

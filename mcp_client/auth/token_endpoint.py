@@ -196,14 +196,16 @@ def stored_tokens(
     """What to keep from a token response (a refresh answer without a new refresh token keeps the old one)."""
     bound = dpop is not None and token.token_type.lower() == "dpop"
     granted = tuple(dict.fromkeys(token.scope.split())) if token.scope is not None else requested_scopes
+    now = time.time()
     return StoredTokens(
         access_token=token.access_token,
         token_type="DPoP" if bound else "Bearer",
         issuer=issuer,
         resource=resource,
         refresh_token=token.refresh_token or previous_refresh_token,
-        expires_at=time.time() + token.expires_in if token.expires_in is not None else None,
+        expires_at=now + token.expires_in if token.expires_in is not None else None,
         scopes=granted,
         requested_scopes=requested_scopes,
         dpop_jkt=dpop.thumbprint if bound and dpop is not None else None,
+        issued_at=now,
     )

@@ -310,6 +310,16 @@ async def test_expired_token_is_refreshed_before_sending(
     assert sum(1 for r in world.requests if r.url.path == "/mcp") == sent_before + 1  # no 401 round trip
 
 
+async def test_a_token_that_lives_less_than_the_margin_is_used_until_near_its_end(
+    world: World, browser: Browser, side: httpx.AsyncClient, mcp_http: Any
+) -> None:
+    world.expires_in = 20  # under the 30 s margin: it used to count as expired as soon as it was issued
+    client = mcp_http(oauth(browser, side))
+    for _ in range(3):
+        assert (await post(client, "tools/list")).status_code == 200
+    assert [f["grant_type"] for f in world.token_forms] == ["authorization_code"]
+
+
 async def test_refused_refresh_token_falls_back_to_signing_in(
     world: World, browser: Browser, side: httpx.AsyncClient, mcp_http: Any
 ) -> None:
