@@ -6,6 +6,11 @@ The suite starts a scenario server, appends its URL to the command line, and set
 mcp_client's public API, and exits 0 on success, 1 when something failed, 2 for a scenario it does not know.
 
 The verdict is the suite's: it judges what reached its server. Exiting non-zero here marks the run as failed too.
+
+``MCP_CONFORMANCE_HTTP_ENGINE=httpx2`` (``run.py --engine httpx2``) sends every scenario through the httpx2 client
+that ``http()`` makes when an auth flow or an environment proxy needs one, rather than through httpcore2's pool
+(the engine of a plain ``http(url)``): a proxy is named here for every host but the local ones, and each
+connection checks that it got the engine asked for.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from mcp_client.auth import (
 from mcp_client.extensions import SKILLS
 from mcp_client.extensions.skills import SkillVerificationError
 from mcp_client.transports.http import http
+from mcp_client.transports.http._transport import engine_kind
 
 logger = logging.getLogger("conformance-client")
 
@@ -49,9 +55,19 @@ def _protocol() -> str:
     return os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "auto"
 
 
+ENGINE = os.environ.get("MCP_CONFORMANCE_HTTP_ENGINE")
+"""The engine every connection must send through (None: whichever ``http()`` picks)."""
+if ENGINE == "httpx2":
+    os.environ["ALL_PROXY"] = "http://127.0.0.1:9"  # never used: the suite's servers are local, and so exempt
+    os.environ["NO_PROXY"] = "127.0.0.1,localhost,::1"
+
+
 def _client(url: str, *, auth: httpx.Auth | None = None, **options: Any) -> Client:
     options.setdefault("protocol", _protocol())
-    return Client(http(url, auth=auth), timeout=POLICY, client_info=CLIENT_INFO, **options)
+    transport = http(url, auth=auth)
+    if ENGINE is not None and engine_kind(transport) != ENGINE:
+        raise SystemExit(f"asked for the {ENGINE} engine, got {engine_kind(transport)} for {url}")
+    return Client(transport, timeout=POLICY, client_info=CLIENT_INFO, **options)
 
 
 def _text(result: mcp_types.CallToolResult) -> str:

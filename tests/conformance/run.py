@@ -9,7 +9,9 @@ The outcome is compared with ``expected-failures.yml``: an unlisted failure fail
 run that passes (remove its entry: the list cannot go stale). The suite's own ``--expected-failures`` baseline is
 not used: it is per scenario rather than per version, carries no reasons, and ignores the client's exit status.
 
-Usage: ``python tests/conformance/run.py [--jobs N] [--no-auth] [--only PATTERN ...] [--keep-results DIR]``.
+Usage: ``python tests/conformance/run.py [--jobs N] [--no-auth] [--engine httpx2] [--only PATTERN ...]
+[--keep-results DIR]``. ``--engine httpx2`` runs every scenario on the httpx2 client ``http()`` makes for auth flows
+and proxies (see ``client.py``) instead of the engine it picks.
 Exit status: 0 when every run matched expectations, 1 otherwise, 2 when the suite could not be run at all.
 """
 
@@ -180,6 +182,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=4, help="invocations run at once (default 4)")
     parser.add_argument("--no-auth", action="store_true", help="skip the auth/* family (their entries go unchecked)")
+    parser.add_argument(
+        "--engine",
+        choices=("httpcore2", "httpx2"),
+        help="the HTTP engine every scenario must use (default: the one http() picks for it)",
+    )
     parser.add_argument("--only", nargs="*", default=[], help="only scenario[@version] patterns matching these")
     parser.add_argument("--keep-results", type=Path, help="write the suite's results here (default: a temp dir)")
     args = parser.parse_args(argv)
@@ -200,6 +207,8 @@ def main(argv: list[str]) -> int:
             for r in runs
             if any(fnmatch.fnmatchcase(r.key, p) or fnmatch.fnmatchcase(r.scenario, p) for p in args.only)
         ]
+    if args.engine is not None:
+        os.environ["MCP_CONFORMANCE_HTTP_ENGINE"] = args.engine  # the suite hands its environment to client.py
     results = args.keep_results or Path(tempfile.mkdtemp(prefix="mcp-conformance-"))
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
