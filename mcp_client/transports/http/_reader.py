@@ -72,11 +72,35 @@ class _RequestReader(_LegacySession):
             self._forget(request_id, scope)
 
     async def _send_and_read(self, request_id: RequestId, method: object, request: object, modern: bool) -> None:
-        response: Answer | None = None
+        # What release() shuts: the core engine's request knows its socket once written, before any answer (a
+        # server may send no headers until its first event); an httpx client's answer names it.
+        self._open_responses[request_id] = request
+        held: object = request
+        try:
+            response = await self._send(request_id, request)
+            if response is None:
+                return
+            network_stream = response.extensions.get("network_stream")
+            if network_stream is not None and self._open_responses.get(request_id) is request:
+                self._open_responses[request_id] = held = network_stream
+            try:
+                await self._read(request_id, method, response, modern)
+            except self._line.http_error as exc:
+                self._fail(request_id, f"the answer from {self._where} broke off: {_describe(exc)}", written=True)
+            finally:
+                if self._open_responses.get(request_id) is held:
+                    del self._open_responses[request_id]
+                with _closing_scope():
+                    await response.aclose()
+        finally:
+            if self._open_responses.get(request_id) is held:
+                del self._open_responses[request_id]
+
+    async def _send(self, request_id: RequestId, request: object) -> Answer | None:
+        """Send ``request`` (once more if its connection could not be opened); None after failing the request."""
         for attempt in (1, 2):
             try:
-                response = await self._engine.send(request)
-                break
+                return await self._engine.send(request)
             except self._line.connect_error as exc:
                 if attempt == 1:
                     logger.debug("could not connect for request %s (%s); trying once more", request_id, exc)
@@ -86,20 +110,8 @@ class _RequestReader(_LegacySession):
                 self._fail(request_id, f"could not reach {self._where}: {_describe(exc)}", written=False)
             except self._line.http_error as exc:
                 self._fail(request_id, f"the request to {self._where} failed: {_describe(exc)}", written=True)
-            return
-        assert response is not None
-        network_stream = response.extensions.get("network_stream")
-        if network_stream is not None:
-            self._open_responses[request_id] = network_stream
-        try:
-            await self._read(request_id, method, response, modern)
-        except self._line.http_error as exc:
-            self._fail(request_id, f"the answer from {self._where} broke off: {_describe(exc)}", written=True)
-        finally:
-            if network_stream is not None and self._open_responses.get(request_id) is network_stream:
-                del self._open_responses[request_id]
-            with _closing_scope():
-                await response.aclose()
+            return None
+        return None
 
     async def _read(self, request_id: RequestId, method: object, response: Answer, modern: bool) -> None:
         status = response.status_code
