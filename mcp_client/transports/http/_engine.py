@@ -28,7 +28,7 @@ import httpcore2
 import httpx2
 
 from mcp_client._version import __version__
-from mcp_client.transports.http._network import WRITING, TrackingBackend
+from mcp_client.transports.http._network import WRITING, NetworkBackend
 
 if TYPE_CHECKING:
     import ssl
@@ -158,11 +158,12 @@ class _CoreRequest:
     check of the session id it carried), not held a second time while its answer streams. Once written it knows
     its network stream, before any answer arrives (:mod:`._network`)."""
 
-    __slots__ = ("core", "method", "network_stream")
+    __slots__ = ("body_follows", "core", "method", "network_stream")
 
-    def __init__(self, core: httpcore2.Request, method: str) -> None:
+    def __init__(self, core: httpcore2.Request, method: str, *, body_follows: bool) -> None:
         self.core = core
         self.method = method
+        self.body_follows = body_follows
         self.network_stream: httpcore2.AsyncNetworkStream | None = None
 
     def get_extra_info(self, info: str) -> Any:
@@ -257,7 +258,7 @@ class CoreEngine:
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=TrackingBackend(),
+            network_backend=NetworkBackend(),
         )
         self._extensions = {"timeout": timeout.as_dict()}
         """The extensions of every request without a timeout of its own (httpcore2 only reads them)."""
@@ -285,7 +286,7 @@ class CoreEngine:
             extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}
         core = httpcore2.Request(method, self._url, content=body, extensions=extensions)
         core.headers = encoded  # already bytes: not copied and checked a second time
-        return _CoreRequest(core, method)
+        return _CoreRequest(core, method, body_follows=body is not None)
 
     def _encoded_header(self, name: str, value: str) -> tuple[bytes, bytes]:
         """``(name, value)`` as ASCII bytes; the pairs every request repeats are made once and shared."""
@@ -306,6 +307,7 @@ class CoreEngine:
             raise mapped from exc
         finally:
             WRITING.reset(writing)
+        request.core.stream = ()  # the body was sent: not held while the answer streams
         headers: dict[str, str] = {}
         for raw_name, raw_value in response.headers:
             name = raw_name.decode("latin-1").lower()
