@@ -60,17 +60,21 @@ async def profile_calls(
 
 
 class ConnectionCounter:
-    """Counts TCP connections opened by httpcore and httpcore2 (the pools under httpx and httpx2), by wrapping
-    their anyio backends' ``connect_tcp``."""
+    """Counts TCP connections opened by httpcore and httpcore2 (the pools under httpx and httpx2) and by the network
+    backend of mcp_client's engine over httpcore2, by wrapping their ``connect_tcp``."""
 
     def __init__(self) -> None:
         self.opened = 0
         self._undo: list[tuple[Any, Callable[..., Any]]] = []
 
     def __enter__(self) -> ConnectionCounter:
-        for module in ("httpcore._backends.anyio", "httpcore2._backends.anyio"):
+        for module, name in (
+            ("httpcore._backends.anyio", "AnyIOBackend"),
+            ("httpcore2._backends.anyio", "AnyIOBackend"),
+            ("mcp_client.transports.http._network", "NetworkBackend"),
+        ):
             try:
-                backend: Any = importlib.import_module(module).AnyIOBackend
+                backend: Any = getattr(importlib.import_module(module), name)
             except (ImportError, AttributeError):
                 continue
             original = backend.connect_tcp

@@ -28,6 +28,7 @@ import httpcore2
 import httpx2
 
 from mcp_client._version import __version__
+from mcp_client.transports.http._network import WRITING, NetworkBackend
 
 if TYPE_CHECKING:
     import ssl
@@ -154,13 +155,20 @@ def _as_httpx2(exc: Exception) -> Exception | None:
 
 class _CoreRequest:
     """A request for the pool. It keeps only what httpcore2 needs; its headers are decoded when asked for (a 404's
-    check of the session id it carried), not held a second time while its answer streams."""
+    check of the session id it carried), not held a second time while its answer streams. Once written it knows
+    its network stream, before any answer arrives (:mod:`._network`)."""
 
-    __slots__ = ("core", "method")
+    __slots__ = ("body_follows", "core", "method", "network_stream")
 
-    def __init__(self, core: httpcore2.Request, method: str) -> None:
+    def __init__(self, core: httpcore2.Request, method: str, *, body_follows: bool) -> None:
         self.core = core
         self.method = method
+        self.body_follows = body_follows
+        self.network_stream: httpcore2.AsyncNetworkStream | None = None
+
+    def get_extra_info(self, info: str) -> Any:
+        """The network stream's ``get_extra_info`` (its socket, to cut a cancelled request); None before it."""
+        return None if self.network_stream is None else self.network_stream.get_extra_info(info)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -250,6 +258,7 @@ class CoreEngine:
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
+            network_backend=NetworkBackend(),
         )
         self._extensions = {"timeout": timeout.as_dict()}
         """The extensions of every request without a timeout of its own (httpcore2 only reads them)."""
@@ -277,7 +286,7 @@ class CoreEngine:
             extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}
         core = httpcore2.Request(method, self._url, content=body, extensions=extensions)
         core.headers = encoded  # already bytes: not copied and checked a second time
-        return _CoreRequest(core, method)
+        return _CoreRequest(core, method, body_follows=body is not None)
 
     def _encoded_header(self, name: str, value: str) -> tuple[bytes, bytes]:
         """``(name, value)`` as ASCII bytes; the pairs every request repeats are made once and shared."""
@@ -289,12 +298,16 @@ class CoreEngine:
         return pair
 
     async def send(self, request: _CoreRequest) -> Answer:
+        writing = WRITING.set(request)
         try:
             response = await self._pool.handle_async_request(request.core)
         except Exception as exc:
             if (mapped := _as_httpx2(exc)) is None:
                 raise
             raise mapped from exc
+        finally:
+            WRITING.reset(writing)
+        request.core.stream = ()  # the body was sent: not held while the answer streams
         headers: dict[str, str] = {}
         for raw_name, raw_value in response.headers:
             name = raw_name.decode("latin-1").lower()

@@ -60,43 +60,52 @@ class _RequestReader(_LegacySession):
         scope: anyio.CancelScope,
         modern: bool,
     ) -> None:
+        # What release() shuts: the core engine's request knows its socket once written, before any answer (a
+        # server may send no headers until its first event); an httpx client's answer names it. (The sending is
+        # inline, not a method of its own: a call in flight waits here, and each frame it waits in is its memory.)
+        self._open_responses[request_id] = request
         try:
             with scope:
-                await self._send_and_read(request_id, method, request, modern)
+                for attempt in (1, 2):
+                    try:
+                        response = await self._engine.send(request)
+                        break
+                    except self._line.connect_error as exc:
+                        if attempt == 1:
+                            logger.debug("could not connect for request %s (%s); trying once more", request_id, exc)
+                            continue
+                        detail, written = f"could not connect to {self._where}: {_describe(exc)}", False
+                    except self._line.not_written as exc:
+                        detail, written = f"could not reach {self._where}: {_describe(exc)}", False
+                    except self._line.http_error as exc:
+                        detail, written = f"the request to {self._where} failed: {_describe(exc)}", True
+                    self._fail(request_id, detail, written=written)
+                    return
+                await self._read_answer(request_id, method, request, response, modern)
         except MCPClientError as exc:  # an auth failure: typed already, and not a broken channel (not retried)
             self._handler.on_request_failed(request_id, exc)
         except Exception as exc:  # one request's trouble never escapes into the task group
             logger.debug("request %s failed unexpectedly", request_id, exc_info=True)
             self._fail(request_id, f"the answer could not be read: {_describe(exc)}", written=True)
         finally:
+            if self._open_responses.get(request_id) is request:
+                del self._open_responses[request_id]
             self._forget(request_id, scope)
 
-    async def _send_and_read(self, request_id: RequestId, method: object, request: object, modern: bool) -> None:
-        response: Answer | None = None
-        for attempt in (1, 2):
-            try:
-                response = await self._engine.send(request)
-                break
-            except self._line.connect_error as exc:
-                if attempt == 1:
-                    logger.debug("could not connect for request %s (%s); trying once more", request_id, exc)
-                    continue
-                self._fail(request_id, f"could not connect to {self._where}: {_describe(exc)}", written=False)
-            except self._line.not_written as exc:
-                self._fail(request_id, f"could not reach {self._where}: {_describe(exc)}", written=False)
-            except self._line.http_error as exc:
-                self._fail(request_id, f"the request to {self._where} failed: {_describe(exc)}", written=True)
-            return
-        assert response is not None
+    async def _read_answer(
+        self, request_id: RequestId, method: object, request: object, response: Answer, modern: bool
+    ) -> None:
+        """Read the answer to its end and close it; its socket is what release() shuts meanwhile."""
+        held = request
         network_stream = response.extensions.get("network_stream")
-        if network_stream is not None:
-            self._open_responses[request_id] = network_stream
+        if network_stream is not None and self._open_responses.get(request_id) is request:
+            self._open_responses[request_id] = held = network_stream
         try:
             await self._read(request_id, method, response, modern)
         except self._line.http_error as exc:
             self._fail(request_id, f"the answer from {self._where} broke off: {_describe(exc)}", written=True)
         finally:
-            if network_stream is not None and self._open_responses.get(request_id) is network_stream:
+            if self._open_responses.get(request_id) is held:
                 del self._open_responses[request_id]
             with _closing_scope():
                 await response.aclose()
