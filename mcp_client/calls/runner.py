@@ -272,7 +272,7 @@ class CallRunner:
                     )
                     if error.may_have_run is None:
                         error.may_have_run = call.may_have_run
-                    error.attempts = tuple(call.attempts) or (
+                    error.attempts = call.attempts or (
                         Attempt(_last(call.request_ids), error, deadline.started_at, now),
                     )
                     # (Never when the call may have run: a task's poll that met the ended session, say.)
@@ -313,7 +313,7 @@ class CallRunner:
         abandoned attempt on the wire and return for the next one."""
         session = self.session
         now = session.clock()
-        call.attempts.append(Attempt(_last(call.request_ids), error, started, now))
+        call.attempts += (Attempt(_last(call.request_ids), error, started, now),)
         if retry is None or call.cancel_reason is not None or session.closed_error is not None:
             raise error  # (a connection that is gone will not come back for a retry)
         decision = decide(
