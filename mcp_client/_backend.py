@@ -15,6 +15,7 @@ May import the standard library and trio (lazily, only when trio runs); nothing 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ def current_backend() -> Backend:
         name="asyncio",
         now=loop.time,
         timer_lead=ASYNCIO_TIMER_LEAD,
-        new_waiter=partial(FutureWaiter, loop),
+        new_waiter=partial(FutureWaiter, loop, contextvars.Context()),  # (one timer context per connection)
         call_soon=loop.call_soon,
         drives_pipes=sys.platform != "win32",
     )

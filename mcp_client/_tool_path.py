@@ -136,7 +136,8 @@ class ToolPath:
         try:
             asked = await self._ask_for_task(name, params, timeout)
             then = self._tasks.tool_phase(asked=asked, control=control, handle=task)
-            for relisted in (False, True):
+            relisted = False
+            while True:  # (at most twice; no iterator held for the life of the call)
                 policy, retry_policy, headers = prepared or self._prepare("tools/call", params, timeout, retry)
                 prepared = None
                 try:
@@ -145,7 +146,7 @@ class ToolPath:
                         params,
                         policy=policy,
                         retry=retry_policy,
-                        idempotent=self.is_idempotent(name),
+                        idempotent=retry_policy is not None and self.is_idempotent(name),  # (only retries ask)
                         headers=headers,
                         started_at=started_at,
                         on_progress=on_progress,
@@ -159,9 +160,9 @@ class ToolPath:
                         raise  # (may have run: a task's poll was refused, not the tools/call)
                     # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
                     await self.list_tools(timeout=timeout, cache=False)
+                    relisted = True
                     continue
                 return self._checked(name, tool_result(name, result, raise_on_error))
-            raise AssertionError("unreachable")
         except MCPClientError as exc:
             exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
             explained = self._explained(exc)

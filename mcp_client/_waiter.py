@@ -13,6 +13,7 @@ request gets is chosen by :mod:`mcp_client._backend`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 from typing import Protocol
 
@@ -38,12 +39,19 @@ def _wake(future: asyncio.Future[None]) -> None:
 
 
 class FutureWaiter:
-    """The asyncio waiter: a bare future, and a loop timer that resolves it."""
+    """The asyncio waiter: a bare future, and a loop timer that resolves it.
 
-    __slots__ = ("_future", "_loop", "_set")
+    ``timer_context`` is the context the timer's callback runs in: one for all the waiters of a loop (it only
+    resolves a future and reads no context variable), so a wait does not copy the caller's context for its timer,
+    as ``call_at`` otherwise does: one object less made, and held, per request in flight. Never shared between
+    loops (a context is entered by one thread at a time).
+    """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    __slots__ = ("_future", "_loop", "_set", "_timer_context")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timer_context: contextvars.Context | None = None) -> None:
         self._loop = loop
+        self._timer_context = timer_context
         self._future: asyncio.Future[None] | None = None
         self._set = False
 
@@ -59,7 +67,7 @@ class FutureWaiter:
         if self._set:
             return
         future = self._future = self._loop.create_future()
-        timer = self._loop.call_at(until, _wake, future) if until != math.inf else None
+        timer = self._loop.call_at(until, _wake, future, context=self._timer_context) if until != math.inf else None
         try:
             await future
         finally:

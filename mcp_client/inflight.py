@@ -84,7 +84,8 @@ class CallState:
         self.sink = sink
         self.tracker = ProgressTracker()
         self.request_ids: list[int] = []
-        self.attempts: list[Attempt] = []
+        self.attempts: tuple[Attempt, ...] = ()
+        """The failed attempts so far (a tuple: most calls have none, and an empty one costs nothing)."""
         self.current: WireRequest | None = None
         self.cancel_reason: str | None = None
         self.may_have_run = False

@@ -261,14 +261,17 @@ class Session:
 
     def _forget(self, request: WireRequest) -> None:
         """Take the request out of the tables (idempotent); from now on anything for it is late."""
+        request_id = request.request_id
+        if self._in_flight.pop(request_id, None) is None:
+            return  # (forgotten already: the answer came, and now its wait is over; a request leaves both together)
         now = self._now()
-        if self._in_flight.pop(request.request_id, None) is not None:
-            _remember(self._recent, request.request_id, now)
-            self._asking_for_logs.discard(request.request_id)
-            if request.method in _STANDING:
-                self._standing -= 1
+        _remember(self._recent, request_id, now)
+        if self._asking_for_logs:
+            self._asking_for_logs.discard(request_id)
+        if self._standing and request.method in _STANDING:
+            self._standing -= 1
         if request.token is not None and self._by_token.pop(request.token, None) is not None:
-            _remember(self._recent_tokens, request.token, (request.request_id, now))
+            _remember(self._recent_tokens, request.token, (request_id, now))
 
     def abandon(self, request: WireRequest, reason: str) -> None:
         """The request ends without its answer: stop routing to it and cancel it on the wire, at once if that

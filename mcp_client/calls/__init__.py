@@ -9,7 +9,7 @@ cancels); above it the client resolves policies and the ``tool_call`` handle sta
 a call run here.
 
 A new way of living a call (polling a Task until it ends, a long-lived ``subscriptions/listen`` request) plugs in
-as a loop of its own next to ``CallRunner._drive``, called by ``CallRunner._live`` in its place (or after it, when
+as a loop of its own next to the attempts loop of ``CallRunner._live``, called there in its place (or after it, when
 the first result says the call lives on as a task) under the same ``Deadline``, delivery, error context and
 renewal, and putting each request on the wire with :func:`.attempt.run_attempt`.
 """

@@ -30,7 +30,7 @@ from mcp_client.handlers import InputHandler
 from mcp_client.inflight import CallState, RequestControl
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
-from mcp_client.progress import ProgressCallback, ProgressSink
+from mcp_client.progress import CallbackPump, ProgressCallback, ProgressSink
 from mcp_client.protocol.era import Era
 from mcp_client.session import Session
 from mcp_client.transports.base import JSONObject
@@ -76,7 +76,7 @@ class CallRunner:
         """The session that replaces ``session`` once it serves, or None when none will (here: never)."""
         return None
 
-    async def run(
+    def run(
         self,
         method: str,
         params: JSONObject,
@@ -92,8 +92,9 @@ class CallRunner:
         want_progress: bool = True,
         renew: Renewal | None = None,
         then: Then | None = None,
-    ) -> JSONObject:
-        """Run one call to its end and return its ``result`` object, or raise a typed error.
+    ) -> Awaitable[JSONObject]:
+        """Run one call to its end and return its ``result`` object, or raise a typed error (await what this
+        returns, at once: the call's clocks start here).
 
         A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it is
         safe), rounds of input at 2026-07-28 (``input_required``), and one more try after ``renew`` started a new
@@ -110,38 +111,31 @@ class CallRunner:
             TransportError: the channel failed; ``written`` says whether the request may have left.
             ProtocolError: the answer was not a valid response.
         """
+        # (A plain function that hands back the one coroutine of the call: a call in flight holds little more than
+        # its frames, so the runner's whole life of a call is one frame, _live, with as few locals as can be.)
         if not self.session.connected:
             raise RuntimeError("the session is not connected")
-        # (As few locals as can be, arguments spelled out and no dict of options: these frames live as long as the
-        # call, and their size is most of what a call in flight holds.)
-        deadline = self._deadline(policy, started_at)
-        # A counted call waits for a slot first, inside its maximum (calls.slots); it holds it to its end.
-        limit = self.in_flight_limit if self.in_flight_limit is not None and InFlightLimit.counts(method) else None
-        if limit is not None and not limit.try_enter():
-            await limit.wait_for_turn(method, deadline, control, self.session)
-        try:
-            if on_progress is None:
-                return await self._live(
-                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
+        deadline = self._deadline(policy, started_at)  # (read here, on the caller's task, before any await)
+        if on_progress is not None:
+            sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
+            if pump is not None:
+                return self._live_with_pump(
+                    pump,
+                    method,
+                    params,
+                    deadline,
+                    sink,
+                    control,
+                    want_progress,
+                    retry,
+                    idempotent,
+                    headers,
+                    renew,
+                    then,
                 )
-            return await self._live_with_callback(
-                on_progress,
-                method,
-                params,
-                deadline,
-                sink,
-                control,
-                want_progress,
-                retry,
-                idempotent,
-                headers,
-                renew,
-                then,
-            )
-        finally:
-            deadline.finish()
-            if limit is not None:
-                limit.leave()
+        return self._live(
+            method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
+        )
 
     def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
         """The call's clocks: its maximum counts from ``started_at`` (never later than now), capped by the caller's
@@ -150,9 +144,9 @@ class CallRunner:
         started = now if started_at is None else min(started_at, now)
         return Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
 
-    async def _live_with_callback(
+    async def _live_with_pump(
         self,
-        on_progress: ProgressCallback,
+        pump: CallbackPump,
         method: str,
         params: JSONObject,
         deadline: Deadline,
@@ -165,26 +159,49 @@ class CallRunner:
         renew: Renewal | None,
         then: Then | None,
     ) -> JSONObject:
-        """:meth:`_live` with a progress callback: run with no task of its own if it can, else by a pump."""
-        sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
-        if pump is None:
-            return await self._live(
-                method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
-            )
-        error: MCPClientError | None = None
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(pump.run)
-            try:
-                result = await self._live(
-                    method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
-                )
-            except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
-                error = exc
-            # A slow callback may finish its last update, but never past the call's hard deadline.
-            pump.finish(succeeded=error is None, deadline=deadline.hard_deadline(self.session.clock()))
-        if error is not None:
-            raise error
-        return result
+        """:meth:`_live` with a progress callback that needs a task of its own: the pump runs beside the call."""
+        limit = await self._enter_slot(method, deadline, control)  # (held until the callback's last update ran)
+        try:
+            error: MCPClientError | None = None
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(pump.run)
+                try:
+                    result = await self._live(
+                        method,
+                        params,
+                        deadline,
+                        sink,
+                        control,
+                        want_progress,
+                        retry,
+                        idempotent,
+                        headers,
+                        renew,
+                        then,
+                        False,
+                    )
+                except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
+                    error = exc
+                # A slow callback may finish its last update, but never past the call's hard deadline.
+                pump.finish(succeeded=error is None, deadline=deadline.hard_deadline(self.session.clock()))
+            if error is not None:
+                raise error
+            return result
+        finally:
+            if limit is not None:
+                limit.leave()
+
+    async def _enter_slot(
+        self, method: str, deadline: Deadline, control: RequestControl | None
+    ) -> InFlightLimit | None:
+        """A counted call waits for a slot first, inside its maximum (:mod:`.slots`); returns the limit it entered
+        (to leave at the call's end), or None when the call is not counted."""
+        limit = self.in_flight_limit
+        if limit is None or not InFlightLimit.counts(method):
+            return None
+        if not limit.try_enter():
+            await limit.wait_for_turn(method, deadline, control, self.session)
+        return limit
 
     async def _live(
         self,
@@ -199,105 +216,121 @@ class CallRunner:
         headers: dict[str, str] | None,
         renew: Renewal | None,
         then: Then | None,
+        counted: bool = True,
     ) -> JSONObject:
-        """The call on this session, and once more on a new one if the server ended ours before it saw it."""
+        """The call: a slot if the client limits its calls in flight, its attempts and input rounds on this session
+        (then what it goes on with, ``then``), and once more on a new session if the server ended ours before it
+        saw the call. ``counted``: whether the call takes its own slot (False: the caller took it for the call)."""
         session = self.session
-        renewed = False
-        while True:
-            call = CallState(method, deadline, sink, headers)
-            if control is not None:
-                control.attach(call)
-            error: MCPClientError | None = None
-            succeeded = cancelled = renewing = False
-            try:
-                result = await self._drive(call, params, want_progress, retry, idempotent, then)
-                succeeded = True
-                return result
-            except MCPClientError as exc:
-                now = session.clock()
-                error = exc.with_context(
-                    method=method,
-                    request_ids=tuple(call.request_ids),
-                    elapsed=deadline.elapsed(now),
-                    last_progress=call.tracker.last_delivered,
-                )
-                if error.may_have_run is None:
-                    error.may_have_run = call.may_have_run
-                error.attempts = tuple(call.attempts) or (
-                    Attempt(_last(call.request_ids), error, deadline.started_at, now),
-                )
-                # (Never when the call may have run: a task's poll that met the ended session, say.)
-                renewing = isinstance(exc, SessionExpired) and renew is not None and not renewed
-                renewing = renewing and not error.may_have_run
-                if not renewing:
-                    raise error from None
-            except anyio.get_cancelled_exc_class():
-                cancelled = True
-                raise
-            finally:
-                call.tracker.finish()
-                if sink is not None and not renewing:
-                    sink.close(drain=succeeded)
-                if session.observed:
-                    elapsed = deadline.elapsed(session.clock())
-                    session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
-            # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
-            assert renew is not None
-            await renew()
-            renewed = True
+        # A counted call holds its slot to its end (``counted``: False when the caller holds it for the call).
+        limit = None
+        if counted and self.in_flight_limit is not None:
+            limit = await self._enter_slot(method, deadline, control)
+        try:
+            renewed = False
+            while True:
+                call = CallState(method, deadline, sink, headers)
+                if control is not None:
+                    control.attach(call)
+                error: MCPClientError | None = None
+                succeeded = cancelled = renewing = False
+                try:
+                    # The attempts and input rounds (inline, not a coroutine of their own: one frame less per call).
+                    attempt = rounds = 0
+                    round_params = params
+                    while True:
+                        attempt += 1
+                        started = session.clock()
+                        try:
+                            result = await run_attempt(session, call, round_params, want_progress, attempt)
+                        except MCPClientError as exc:
+                            await self._before_retry(call, exc, started, attempt, retry, idempotent)  # or raises
+                            continue
+                        if self._budget is not None:
+                            self._budget.record_success()
+                        if not wants_input(method, result, allowed=session.input_rounds):
+                            if then is not None:
+                                result = await then(call, params, result)
+                            succeeded = True
+                            return result
+                        rounds += 1
+                        if rounds > self._max_rounds:
+                            raise ProtocolError(
+                                f"{method}: the server asked for input more than {self._max_rounds} times"
+                            )
+                        with session.waiting_on_a_person([call]):
+                            round_params = await answer_input_round(call, params, result, self._input_handler)
+                        call.tracker.restart_attempt()
+                        attempt = 0
+                except MCPClientError as exc:
+                    now = session.clock()
+                    error = exc.with_context(
+                        method=method,
+                        request_ids=tuple(call.request_ids),
+                        elapsed=deadline.elapsed(now),
+                        last_progress=call.tracker.last_delivered,
+                    )
+                    if error.may_have_run is None:
+                        error.may_have_run = call.may_have_run
+                    error.attempts = call.attempts or (
+                        Attempt(_last(call.request_ids), error, deadline.started_at, now),
+                    )
+                    # (Never when the call may have run: a task's poll that met the ended session, say.)
+                    renewing = isinstance(exc, SessionExpired) and renew is not None and not renewed
+                    renewing = renewing and not error.may_have_run
+                    if not renewing:
+                        raise error from None
+                except anyio.get_cancelled_exc_class():
+                    cancelled = True
+                    raise
+                finally:
+                    call.tracker.finish()
+                    if sink is not None and not renewing:
+                        sink.close(drain=succeeded)
+                    if session.observed:
+                        elapsed = deadline.elapsed(session.clock())
+                        session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
+                # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
+                assert renew is not None
+                await renew()
+                renewed = True
+        finally:
+            deadline.finish()
+            if limit is not None:
+                limit.leave()
 
-    async def _drive(
+    async def _before_retry(
         self,
         call: CallState,
-        params: JSONObject,
-        want_progress: bool,
+        error: MCPClientError,
+        started: float,
+        attempt: int,
         retry: RetryPolicy | None,
         idempotent: bool,
-        then: Then | None,
-    ) -> JSONObject:
-        """The attempts and input rounds of one call, then what it goes on with (``then``)."""
+    ) -> None:
+        """Attempt ``attempt`` of ``call`` failed with ``error``: record it, then either raise ``error`` (no retry:
+        not allowed, not safe, no time left, the call cancelled or the connection gone) or back off, cancel the
+        abandoned attempt on the wire and return for the next one."""
         session = self.session
-        budget = self._budget
-        attempt = 0
-        rounds = 0
-        round_params = params
-        while True:
-            attempt += 1
-            started = session.clock()
-            try:
-                result = await run_attempt(session, call, round_params, want_progress, attempt)
-            except MCPClientError as exc:
-                now = session.clock()
-                call.attempts.append(Attempt(_last(call.request_ids), exc, started, now))
-                if retry is None or call.cancel_reason is not None or session.closed_error is not None:
-                    raise  # (a connection that is gone will not come back for a retry)
-                decision = decide(
-                    exc,
-                    policy=retry,
-                    attempt=attempt,
-                    idempotent=idempotent,
-                    now=now,
-                    hard_deadline=call.deadline.hard_deadline(now),
-                    budget=budget,
-                )
-                if not decision.retry:
-                    raise
-                session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, exc))
-                await session.cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
-                await _wait_between_attempts(call, decision.delay)
-                call.tracker.restart_attempt()
-                continue
-            if budget is not None:
-                budget.record_success()
-            if not wants_input(call.method, result, allowed=session.input_rounds):
-                return result if then is None else await then(call, params, result)
-            rounds += 1
-            if rounds > self._max_rounds:
-                raise ProtocolError(f"{call.method}: the server asked for input more than {self._max_rounds} times")
-            with session.waiting_on_a_person([call]):
-                round_params = await answer_input_round(call, params, result, self._input_handler)
-            call.tracker.restart_attempt()
-            attempt = 0
+        now = session.clock()
+        call.attempts += (Attempt(_last(call.request_ids), error, started, now),)
+        if retry is None or call.cancel_reason is not None or session.closed_error is not None:
+            raise error  # (a connection that is gone will not come back for a retry)
+        decision = decide(
+            error,
+            policy=retry,
+            attempt=attempt,
+            idempotent=idempotent,
+            now=now,
+            hard_deadline=call.deadline.hard_deadline(now),
+            budget=self._budget,
+        )
+        if not decision.retry:
+            raise error
+        session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, error))
+        await session.cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
+        await _wait_between_attempts(call, decision.delay)
+        call.tracker.restart_attempt()
 
     # -- the handshake (protocol.negotiate.Handshake) -----------------------------------------------------------
 

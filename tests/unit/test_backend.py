@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import sys
+from typing import Any
 
 import anyio
 import pytest
@@ -43,3 +46,29 @@ def test_outside_a_loop_it_is_trio_that_is_looked_for() -> None:
     backend = current_backend()
     assert backend.name == "trio"
     assert backend.call_soon is None
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_waiters_timers_run_in_one_context_of_their_own(anyio_backend: str) -> None:
+    """A wait's timer does not copy the waiting task's context (``call_at`` would, one object per request in flight):
+    the timers of a connection's waiters share one context, made for them."""
+    backend = current_backend()
+    loop = asyncio.get_running_loop()
+    contexts: list[contextvars.Context | None] = []
+    call_at = loop.call_at
+
+    def spy(when: float, callback: Any, *args: Any, context: contextvars.Context | None = None) -> Any:
+        if getattr(callback, "__name__", "") == "_wake":  # (the waiter's timer, not fail_after's)
+            contexts.append(context)
+        return call_at(when, callback, *args, context=context)
+
+    loop.call_at = spy  # type: ignore[method-assign, assignment]
+    try:
+        for _ in range(2):
+            with anyio.fail_after(1):
+                await backend.new_waiter().wait(loop.time() + 0.001)
+    finally:
+        del loop.call_at
+    assert len(contexts) == 2
+    assert contexts[0] is not None
+    assert contexts[0] is contexts[1]
