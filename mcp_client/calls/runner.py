@@ -16,7 +16,8 @@ answer. May touch the session, the policy core, progress sinks and the errors an
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import anyio
 
@@ -116,26 +117,14 @@ class CallRunner:
         if not self.session.connected:
             raise RuntimeError("the session is not connected")
         deadline = self._deadline(policy, started_at)  # (read here, on the caller's task, before any await)
+        pump = None
         if on_progress is not None:
             sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
-            if pump is not None:
-                return self._live_with_pump(
-                    pump,
-                    method,
-                    params,
-                    deadline,
-                    sink,
-                    control,
-                    want_progress,
-                    retry,
-                    idempotent,
-                    headers,
-                    renew,
-                    then,
-                )
-        return self._live(
-            method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then
+        counted = pump is None  # (else the pump's frame holds the slot, until the callback's last update ran)
+        call = self._live(
+            method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then, counted
         )
+        return call if pump is None else self._beside_pump(pump, method, deadline, control, call)
 
     def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
         """The call's clocks: its maximum counts from ``started_at`` (never later than now), capped by the caller's
@@ -144,42 +133,27 @@ class CallRunner:
         started = now if started_at is None else min(started_at, now)
         return Deadline(policy, started_at=started, caller_deadline=anyio.current_effective_deadline())
 
-    async def _live_with_pump(
+    async def _beside_pump(
         self,
         pump: CallbackPump,
         method: str,
-        params: JSONObject,
         deadline: Deadline,
-        sink: ProgressSink | None,
         control: RequestControl | None,
-        want_progress: bool,
-        retry: RetryPolicy | None,
-        idempotent: bool,
-        headers: dict[str, str] | None,
-        renew: Renewal | None,
-        then: Then | None,
+        call: Coroutine[Any, Any, JSONObject],
     ) -> JSONObject:
-        """:meth:`_live` with a progress callback that needs a task of its own: the pump runs beside the call."""
-        limit = await self._enter_slot(method, deadline, control)  # (held until the callback's last update ran)
+        """``call`` (:meth:`_live`, not counted) with a progress callback that needs a task of its own: the pump runs
+        beside the call, and the call's slot is held until the callback's last update ran."""
+        try:
+            limit = await self._enter_slot(method, deadline, control)
+        except BaseException:
+            call.close()  # never started: nothing to unwind, but it must not be left unawaited
+            raise
         try:
             error: MCPClientError | None = None
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(pump.run)
                 try:
-                    result = await self._live(
-                        method,
-                        params,
-                        deadline,
-                        sink,
-                        control,
-                        want_progress,
-                        retry,
-                        idempotent,
-                        headers,
-                        renew,
-                        then,
-                        False,
-                    )
+                    result = await call
                 except MCPClientError as exc:  # raised below, outside the task group, so it is not wrapped in a group
                     error = exc
                 # A slow callback may finish its last update, but never past the call's hard deadline.
