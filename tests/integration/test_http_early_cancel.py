@@ -6,7 +6,8 @@ connection. Checked against a real local socket that reads the request and never
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx2
@@ -23,14 +24,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
 
 class _Handler:
-    def __init__(self) -> None:
-        self.failed: list[object] = []
-
     def on_message(self, message: object, stream: object = None) -> None: ...
     def on_invalid(self, detail: str, raw: bytes, request_id: object) -> None: ...
-    def on_request_failed(self, request_id: object, error: BaseException) -> None:
-        self.failed.append(request_id)
-
+    def on_request_failed(self, request_id: object, error: BaseException) -> None: ...
     def on_closed(self, error: BaseException | None) -> None: ...
 
 
@@ -73,41 +69,39 @@ def _call(request_id: int) -> dict[str, object]:
     }
 
 
-async def test_a_cancel_before_the_answer_began_shuts_the_socket_at_once(listener: socket.socket) -> None:
+@asynccontextmanager
+async def _one_request_written(
+    listener: socket.socket,
+) -> AsyncIterator[tuple[_HttpConnection, socket.socket, bytes]]:
+    """A connection on the core engine that has sent request 1 to ``listener``: the connection, the server's end of
+    the socket and what it received (nothing is ever answered); the connection is closed after the block."""
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
     engine = CoreEngine(httpx2.URL(url), DEFAULT_LIMITS, DEFAULT_TIMEOUT)
-    handler = _Handler()
     try:
         async with anyio.create_task_group() as task_group:
-            connection = _HttpConnection(http(url), engine, handler, task_group, HTTPX2)  # type: ignore[arg-type]
+            connection = _HttpConnection(http(url), engine, _Handler(), task_group, HTTPX2)  # type: ignore[arg-type]
             await connection.send_request(_call(1))
             server, request = await _accept_request(listener)
             with server:
-                assert request.startswith(b"POST /mcp HTTP/1.1")
-                assert connection.try_cancel(1, "timed out") is CancelMethod.STREAM_CLOSE
-                assert server.recv(100) == b""  # end of stream already: no await happened since the cancel
+                yield connection, server, request
             await connection.close()
     finally:
         await engine.aclose()
+
+
+async def test_a_cancel_before_the_answer_began_shuts_the_socket_at_once(listener: socket.socket) -> None:
+    async with _one_request_written(listener) as (connection, server, request):
+        assert request.startswith(b"POST /mcp HTTP/1.1")
+        assert connection.try_cancel(1, "timed out") is CancelMethod.STREAM_CLOSE
+        assert server.recv(100) == b""  # end of stream already: no await happened since the cancel
     assert connection._open_responses == {}
 
 
 async def test_releasing_another_request_leaves_the_socket_alone(listener: socket.socket) -> None:
     """Only the request written to a socket may cut it: releasing another one (never sent) touches nothing."""
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-    engine = CoreEngine(httpx2.URL(url), DEFAULT_LIMITS, DEFAULT_TIMEOUT)
-    handler = _Handler()
-    try:
-        async with anyio.create_task_group() as task_group:
-            connection = _HttpConnection(http(url), engine, handler, task_group, HTTPX2)  # type: ignore[arg-type]
-            await connection.send_request(_call(1))
-            server, _ = await _accept_request(listener)
-            with server:
-                connection.release(2)  # never sent: nothing of request 1 is touched
-                with pytest.raises(BlockingIOError):
-                    server.recv(100)
-                connection.release(1)
-                assert server.recv(100) == b""
-            await connection.close()
-    finally:
-        await engine.aclose()
+    async with _one_request_written(listener) as (connection, server, _):
+        connection.release(2)  # never sent: nothing of request 1 is touched
+        with pytest.raises(BlockingIOError):
+            server.recv(100)
+        connection.release(1)
+        assert server.recv(100) == b""

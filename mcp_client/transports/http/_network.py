@@ -25,7 +25,7 @@ from __future__ import annotations
 import select
 import ssl
 import sys
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from contextvars import ContextVar
 from typing import Any, NoReturn, Protocol
 
@@ -170,16 +170,8 @@ class NetworkBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        try:
-            with anyio.fail_after(timeout):
-                stream = await anyio.connect_tcp(remote_host=host, remote_port=port, local_host=local_address)
-        except TimeoutError as exc:  # (an OSError too: this one first)
-            _raise(httpcore2.ConnectTimeout, exc)
-        except (OSError, anyio.BrokenResourceError) as exc:
-            _raise(httpcore2.ConnectError, exc)
-        for option in socket_options or ():
-            stream.extra(anyio.abc.SocketAttribute.raw_socket).setsockopt(*option)
-        return _Stream(stream)
+        connecting = anyio.connect_tcp(remote_host=host, remote_port=port, local_host=local_address)
+        return await _connected(connecting, timeout, socket_options)
 
     async def connect_unix_socket(
         self,
@@ -187,16 +179,24 @@ class NetworkBackend(httpcore2.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        try:
-            with anyio.fail_after(timeout):
-                stream = await anyio.connect_unix(path)
-        except TimeoutError as exc:
-            _raise(httpcore2.ConnectTimeout, exc)
-        except (OSError, anyio.BrokenResourceError) as exc:
-            _raise(httpcore2.ConnectError, exc)
-        for option in socket_options or ():
-            stream.extra(anyio.abc.SocketAttribute.raw_socket).setsockopt(*option)
-        return _Stream(stream)
+        return await _connected(anyio.connect_unix(path), timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:
         await anyio.sleep(seconds)
+
+
+async def _connected(
+    connecting: Awaitable[anyio.abc.SocketStream], timeout: float | None, socket_options: Iterable[Any] | None
+) -> _Stream:
+    """The socket ``connecting`` opens, within ``timeout``, with ``socket_options`` set; anyio's errors as
+    httpcore2's."""
+    try:
+        with anyio.fail_after(timeout):
+            stream = await connecting
+    except TimeoutError as exc:  # (an OSError too: this one first)
+        _raise(httpcore2.ConnectTimeout, exc)
+    except (OSError, anyio.BrokenResourceError) as exc:
+        _raise(httpcore2.ConnectError, exc)
+    for option in socket_options or ():
+        stream.extra(anyio.abc.SocketAttribute.raw_socket).setsockopt(*option)
+    return _Stream(stream)
