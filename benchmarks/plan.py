@@ -14,7 +14,16 @@ from typing import Any, Literal
 
 from benchmarks.clients import ClientName, TransportName
 
-__all__ = ["Job", "Metric", "Target", "jobs_for", "metrics_for", "process_jobs", "process_metrics"]
+__all__ = [
+    "Job",
+    "Metric",
+    "Target",
+    "can_hold_on_one_cpu",
+    "jobs_for",
+    "metrics_for",
+    "process_jobs",
+    "process_metrics",
+]
 
 BOTH: tuple[ClientName, ...] = ("ours", "reference")
 ALL: tuple[ClientName, ...] = ("ours", "reference", "raw")
@@ -50,7 +59,7 @@ def jobs_for(transport: TransportName, *, quick: bool) -> list[Job]:
     # The burst's wall time is the server's pace, and over stdio that depends on where the server's own threads run
     # (docs/benchmarks.md, "The burst, measured"): the raw reader shows it for the floor, and the same burst with
     # the server held on one CPU takes the server's thread placement out of the comparison.
-    one_cpu = stdio and _can_hold_on_one_cpu()
+    one_cpu = stdio and can_hold_on_one_cpu()
     if quick:
         jobs = [
             Job("latency", "latency", {"calls": 30, "warmup": 5}, every),
@@ -96,7 +105,7 @@ _BURST = {"notifications": 5000, "repeats": 1, "warmup": 5}
 _QUICK_BURST = {"notifications": 200, "repeats": 1, "warmup": 2}
 
 
-def _can_hold_on_one_cpu() -> bool:
+def can_hold_on_one_cpu() -> bool:
     """Whether the stdio server can be held on one CPU here (Linux's affinity call, two CPUs or more to choose)."""
     return hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2
 
@@ -258,7 +267,7 @@ def metrics_for(transport: TransportName) -> list[Metric]:
             targets=(Target("reference", 0.25 if stdio else 0.50),),
         ),
     ]
-    if stdio and _can_hold_on_one_cpu():
+    if stdio and can_hold_on_one_cpu():
         metrics.append(
             Metric(
                 "progress_burst_wall_one_cpu_ms",

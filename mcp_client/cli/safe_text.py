@@ -32,9 +32,10 @@ def _escape(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-_TABLE: dict[int, str] = {
-    code: _escape(code) for code in [*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI] if chr(code) not in _KEPT
-}
+_BEYOND_C0 = [0x7F, *range(0x80, 0xA0), *_BIDI]
+"""DEL, the C1 controls and the bidi marks: what a terminal acts on besides the C0 controls (which JSON escapes)."""
+
+_TABLE: dict[int, str] = {code: _escape(code) for code in [*range(0x20), *_BEYOND_C0] if chr(code) not in _KEPT}
 
 
 def visible(text: str) -> str:
@@ -42,7 +43,7 @@ def visible(text: str) -> str:
     return text.translate(_TABLE)
 
 
-_JSON_TABLE: dict[int, str] = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA0), *_BIDI]}
+_JSON_TABLE: dict[int, str] = {code: f"\\u{code:04x}" for code in _BEYOND_C0}
 """What JSON itself leaves raw though a terminal acts on it (C1 controls such as the 8-bit CSI ``\\x9b``, DEL,
 bidi overrides), as JSON escapes: the document still parses to the same strings."""
 

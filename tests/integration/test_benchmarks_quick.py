@@ -7,10 +7,11 @@ it applies to, as a positive number, and that no worker failed. About 15-40 s.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from benchmarks.plan import can_hold_on_one_cpu
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +28,7 @@ BOTH_CLIENTS = (
     "memory_per_call_bytes",
 )
 WITH_FLOOR = ("cpu_per_call_us", "latency_p50_us", "latency_p99_us", "progress_burst_wall_ms")
-HOLDS_ONE_CPU = hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2
+HOLDS_ONE_CPU = can_hold_on_one_cpu()
 """Where the burst is measured a second time with the server held on one CPU (Linux, two CPUs or more)."""
 OURS_ONLY = (
     "memory_per_call_10k_bytes",
