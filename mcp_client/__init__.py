@@ -15,340 +15,135 @@ parses with and its transports' common parts; ``mcp_client.http`` loads the HTTP
 alone costs next to nothing.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mcp_client._version import __version__
+from mcp_client._lazy import lazy_face
+from mcp_client._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from mcp_client.cache import CacheMode, ResultCache
-    from mcp_client.cache_store import CacheEntry, CacheKey, CacheStore, MemoryCacheStore
-    from mcp_client.call import Call
-    from mcp_client.client import USE_CLIENT_DEFAULT, Client, TimeoutArg, UseClientDefault
-    from mcp_client.config import ConfigError, GroupConfig, ServerSpec, load_config, parse_policy
-    from mcp_client.config_env import AllowedEnvironment
+    from mcp_client.cache.result_cache import CacheMode as CacheMode, ResultCache as ResultCache
+    from mcp_client.cache.store import (
+        CacheEntry as CacheEntry,
+        CacheKey as CacheKey,
+        CacheStore as CacheStore,
+        MemoryCacheStore as MemoryCacheStore,
+    )
+    from mcp_client.calls.progress import ProgressCallback as ProgressCallback
+    from mcp_client.client.call import Call as Call
+    from mcp_client.client.client import (
+        USE_CLIENT_DEFAULT as USE_CLIENT_DEFAULT,
+        Client as Client,
+        TimeoutArg as TimeoutArg,
+        UseClientDefault as UseClientDefault,
+    )
+    from mcp_client.client.task_reference import TaskReference as TaskReference
+    from mcp_client.client.tool_pins import ToolPins as ToolPins
+    from mcp_client.config.env import AllowedEnvironment as AllowedEnvironment
+    from mcp_client.config.load import (
+        ConfigError as ConfigError,
+        GroupConfig as GroupConfig,
+        ServerSpec as ServerSpec,
+        load_config as load_config,
+        parse_policy as parse_policy,
+    )
     from mcp_client.errors import (
-        Attempt,
-        ConnectError,
-        HeaderMismatch,
-        IdleTimeout,
-        InternalError,
-        InvalidParams,
-        InvalidRequest,
-        MaxTimeout,
-        MCPClientError,
-        MethodNotFound,
-        MissingClientCapability,
-        ParseError,
-        ProtocolError,
-        RequestCancelled,
-        RequestTimeout,
-        ResourceNotFound,
-        ServerError,
-        SessionExpired,
-        StructuredOutputError,
-        TaskFailed,
-        TaskNotFound,
-        ToolChanged,
-        ToolError,
-        TransportError,
-        UnsupportedProtocolVersion,
+        Attempt as Attempt,
+        ConnectError as ConnectError,
+        HeaderMismatch as HeaderMismatch,
+        IdleTimeout as IdleTimeout,
+        InternalError as InternalError,
+        InvalidParams as InvalidParams,
+        InvalidRequest as InvalidRequest,
+        MaxTimeout as MaxTimeout,
+        MCPClientError as MCPClientError,
+        MethodNotFound as MethodNotFound,
+        MissingClientCapability as MissingClientCapability,
+        ParseError as ParseError,
+        ProtocolError as ProtocolError,
+        RequestCancelled as RequestCancelled,
+        RequestTimeout as RequestTimeout,
+        ResourceNotFound as ResourceNotFound,
+        ServerError as ServerError,
+        SessionExpired as SessionExpired,
+        StructuredOutputError as StructuredOutputError,
+        TaskFailed as TaskFailed,
+        TaskNotFound as TaskNotFound,
+        ToolChanged as ToolChanged,
+        ToolError as ToolError,
+        TransportError as TransportError,
+        UnsupportedProtocolVersion as UnsupportedProtocolVersion,
     )
     from mcp_client.events import (
-        CancelMethod,
-        CancelSent,
-        Event,
-        IdleTimerReset,
-        LateMessage,
-        ProgressAccepted,
-        ProgressRejected,
-        ProtocolViolation,
-        Relistened,
-        RequestFinished,
-        RequestSent,
-        RetryScheduled,
-        ServerLog,
-        ServerNotification,
-        ServerRestarted,
-        ServerStderr,
-        SlotWaited,
-        Slow,
-        TaskCancelSent,
-        TaskCreated,
-        TaskStatus,
-        TimedOut,
-        ToolDefinitionChanged,
-        TransportFailure,
+        CancelMethod as CancelMethod,
+        CancelSent as CancelSent,
+        Event as Event,
+        IdleTimerReset as IdleTimerReset,
+        LateMessage as LateMessage,
+        ProgressAccepted as ProgressAccepted,
+        ProgressRejected as ProgressRejected,
+        ProtocolViolation as ProtocolViolation,
+        Relistened as Relistened,
+        RequestFinished as RequestFinished,
+        RequestSent as RequestSent,
+        RetryScheduled as RetryScheduled,
+        ServerLog as ServerLog,
+        ServerNotification as ServerNotification,
+        ServerRestarted as ServerRestarted,
+        ServerStderr as ServerStderr,
+        SlotWaited as SlotWaited,
+        Slow as Slow,
+        TaskCancelSent as TaskCancelSent,
+        TaskCreated as TaskCreated,
+        TaskStatus as TaskStatus,
+        TimedOut as TimedOut,
+        ToolDefinitionChanged as ToolDefinitionChanged,
+        TransportFailure as TransportFailure,
     )
-    from mcp_client.group import ClientGroup, ServerStatus
-    from mcp_client.handlers import ElicitationHandler, RootsHandler, SamplingHandler
-    from mcp_client.logs import LogLevel
-    from mcp_client.policy import DEFAULT_TIMEOUT, Progress, TimeoutKind, TimeoutPolicy
-    from mcp_client.policy.restart import RestartPolicy
-    from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
-    from mcp_client.policy.tasks import PollPolicy
-    from mcp_client.progress import ProgressCallback
-    from mcp_client.registry import PartialRetry, PartialTimeout, PolicyLayer, PolicyRegistry
+    from mcp_client.group import ClientGroup as ClientGroup, ServerStatus as ServerStatus
+    from mcp_client.policy import (
+        DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+        Progress as Progress,
+        TimeoutKind as TimeoutKind,
+        TimeoutPolicy as TimeoutPolicy,
+    )
+    from mcp_client.policy.registry import (
+        PartialRetry as PartialRetry,
+        PartialTimeout as PartialTimeout,
+        PolicyLayer as PolicyLayer,
+        PolicyRegistry as PolicyRegistry,
+    )
+    from mcp_client.policy.restart import RestartPolicy as RestartPolicy
+    from mcp_client.policy.retry import (
+        DEFAULT_RETRY as DEFAULT_RETRY,
+        RetryBudget as RetryBudget,
+        RetryPolicy as RetryPolicy,
+    )
+    from mcp_client.policy.tasks import PollPolicy as PollPolicy
+    from mcp_client.protocol.logs import LogLevel as LogLevel
+    from mcp_client.protocol.tasks import Task as Task, TaskPolicy as TaskPolicy
+    from mcp_client.session.handlers import (
+        ElicitationHandler as ElicitationHandler,
+        RootsHandler as RootsHandler,
+        SamplingHandler as SamplingHandler,
+    )
     from mcp_client.subscriptions import (
-        DEFAULT_LISTEN_POLICY,
-        Change,
-        ListenPolicy,
-        PromptsListChanged,
-        ResourcesListChanged,
-        ResourceUpdated,
-        Subscription,
-        SubscriptionError,
-        SubscriptionFilter,
-        SubscriptionLost,
-        ToolsListChanged,
+        DEFAULT_LISTEN_POLICY as DEFAULT_LISTEN_POLICY,
+        Change as Change,
+        ListenPolicy as ListenPolicy,
+        PromptsListChanged as PromptsListChanged,
+        ResourcesListChanged as ResourcesListChanged,
+        ResourceUpdated as ResourceUpdated,
+        Subscription as Subscription,
+        SubscriptionError as SubscriptionError,
+        SubscriptionFilter as SubscriptionFilter,
+        SubscriptionLost as SubscriptionLost,
+        ToolsListChanged as ToolsListChanged,
     )
-    from mcp_client.tasks import Task, TaskPolicy
-    from mcp_client.tasks.reference import TaskReference
-    from mcp_client.tool_pins import ToolPins
-    from mcp_client.transports.base import Transport
-    from mcp_client.transports.http import HttpTransport, http
-    from mcp_client.transports.memory import MemoryTransport, memory
-    from mcp_client.transports.sse import SseTransport, sse
-    from mcp_client.transports.stdio import StdioTransport, stdio
+    from mcp_client.transports.base import Transport as Transport
+    from mcp_client.transports.http import HttpTransport as HttpTransport, http as http
+    from mcp_client.transports.memory import MemoryTransport as MemoryTransport, memory as memory
+    from mcp_client.transports.sse import SseTransport as SseTransport, sse as sse
+    from mcp_client.transports.stdio._transport import StdioTransport as StdioTransport, stdio as stdio
 
-__all__ = [
-    "AllowedEnvironment",
-    "Attempt",
-    "CacheEntry",
-    "CacheKey",
-    "CacheMode",
-    "CacheStore",
-    "Call",
-    "CancelMethod",
-    "CancelSent",
-    "Change",
-    "Client",
-    "ClientGroup",
-    "ConfigError",
-    "ConnectError",
-    "DEFAULT_LISTEN_POLICY",
-    "DEFAULT_RETRY",
-    "DEFAULT_TIMEOUT",
-    "ElicitationHandler",
-    "Event",
-    "GroupConfig",
-    "HeaderMismatch",
-    "HttpTransport",
-    "SseTransport",
-    "IdleTimeout",
-    "IdleTimerReset",
-    "InternalError",
-    "InvalidParams",
-    "InvalidRequest",
-    "LateMessage",
-    "ListenPolicy",
-    "LogLevel",
-    "MCPClientError",
-    "MaxTimeout",
-    "MemoryCacheStore",
-    "MemoryTransport",
-    "MethodNotFound",
-    "MissingClientCapability",
-    "ParseError",
-    "PartialRetry",
-    "PartialTimeout",
-    "PolicyLayer",
-    "PolicyRegistry",
-    "PollPolicy",
-    "Progress",
-    "ProgressAccepted",
-    "ProgressCallback",
-    "ProgressRejected",
-    "PromptsListChanged",
-    "ProtocolError",
-    "ProtocolViolation",
-    "Relistened",
-    "RequestCancelled",
-    "RequestFinished",
-    "RequestSent",
-    "RequestTimeout",
-    "ResourceNotFound",
-    "ResourceUpdated",
-    "ResourcesListChanged",
-    "RestartPolicy",
-    "ResultCache",
-    "RetryBudget",
-    "RetryPolicy",
-    "RetryScheduled",
-    "RootsHandler",
-    "SamplingHandler",
-    "ServerError",
-    "ServerLog",
-    "ServerNotification",
-    "ServerRestarted",
-    "ServerSpec",
-    "ServerStatus",
-    "ServerStderr",
-    "SessionExpired",
-    "SlotWaited",
-    "Slow",
-    "StdioTransport",
-    "StructuredOutputError",
-    "Task",
-    "TaskCancelSent",
-    "TaskCreated",
-    "TaskFailed",
-    "TaskNotFound",
-    "TaskPolicy",
-    "TaskReference",
-    "TaskStatus",
-    "Subscription",
-    "SubscriptionError",
-    "SubscriptionFilter",
-    "SubscriptionLost",
-    "TimedOut",
-    "TimeoutArg",
-    "TimeoutKind",
-    "TimeoutPolicy",
-    "ToolChanged",
-    "ToolDefinitionChanged",
-    "ToolError",
-    "ToolPins",
-    "ToolsListChanged",
-    "Transport",
-    "TransportError",
-    "TransportFailure",
-    "USE_CLIENT_DEFAULT",
-    "UnsupportedProtocolVersion",
-    "UseClientDefault",
-    "http",
-    "sse",
-    "load_config",
-    "memory",
-    "parse_policy",
-    "stdio",
-    "__version__",
-]
-
-_LAZY: dict[str, str] = {
-    "AllowedEnvironment": "mcp_client.config_env",
-    "Attempt": "mcp_client.errors",
-    "CacheEntry": "mcp_client.cache_store",
-    "CacheKey": "mcp_client.cache_store",
-    "CacheMode": "mcp_client.cache",
-    "CacheStore": "mcp_client.cache_store",
-    "Call": "mcp_client.call",
-    "CancelMethod": "mcp_client.events",
-    "CancelSent": "mcp_client.events",
-    "Change": "mcp_client.subscriptions",
-    "Client": "mcp_client.client",
-    "ClientGroup": "mcp_client.group",
-    "ConfigError": "mcp_client.config",
-    "ConnectError": "mcp_client.errors",
-    "DEFAULT_LISTEN_POLICY": "mcp_client.subscriptions",
-    "DEFAULT_RETRY": "mcp_client.policy.retry",
-    "DEFAULT_TIMEOUT": "mcp_client.policy",
-    "ElicitationHandler": "mcp_client.handlers",
-    "Event": "mcp_client.events",
-    "GroupConfig": "mcp_client.config",
-    "HeaderMismatch": "mcp_client.errors",
-    "HttpTransport": "mcp_client.transports.http",
-    "SseTransport": "mcp_client.transports.sse",
-    "IdleTimeout": "mcp_client.errors",
-    "IdleTimerReset": "mcp_client.events",
-    "InternalError": "mcp_client.errors",
-    "InvalidParams": "mcp_client.errors",
-    "InvalidRequest": "mcp_client.errors",
-    "LateMessage": "mcp_client.events",
-    "ListenPolicy": "mcp_client.subscriptions",
-    "LogLevel": "mcp_client.logs",
-    "MCPClientError": "mcp_client.errors",
-    "MaxTimeout": "mcp_client.errors",
-    "MemoryCacheStore": "mcp_client.cache_store",
-    "MemoryTransport": "mcp_client.transports.memory",
-    "MethodNotFound": "mcp_client.errors",
-    "MissingClientCapability": "mcp_client.errors",
-    "ParseError": "mcp_client.errors",
-    "PartialRetry": "mcp_client.registry",
-    "PartialTimeout": "mcp_client.registry",
-    "PolicyLayer": "mcp_client.registry",
-    "PolicyRegistry": "mcp_client.registry",
-    "PollPolicy": "mcp_client.policy.tasks",
-    "Progress": "mcp_client.policy",
-    "ProgressAccepted": "mcp_client.events",
-    "ProgressCallback": "mcp_client.progress",
-    "ProgressRejected": "mcp_client.events",
-    "PromptsListChanged": "mcp_client.subscriptions",
-    "ProtocolError": "mcp_client.errors",
-    "ProtocolViolation": "mcp_client.events",
-    "Relistened": "mcp_client.events",
-    "RequestCancelled": "mcp_client.errors",
-    "RequestFinished": "mcp_client.events",
-    "RequestSent": "mcp_client.events",
-    "RequestTimeout": "mcp_client.errors",
-    "ResourceNotFound": "mcp_client.errors",
-    "ResourceUpdated": "mcp_client.subscriptions",
-    "ResourcesListChanged": "mcp_client.subscriptions",
-    "RestartPolicy": "mcp_client.policy.restart",
-    "ResultCache": "mcp_client.cache",
-    "RetryBudget": "mcp_client.policy.retry",
-    "RetryPolicy": "mcp_client.policy.retry",
-    "RetryScheduled": "mcp_client.events",
-    "RootsHandler": "mcp_client.handlers",
-    "SamplingHandler": "mcp_client.handlers",
-    "ServerError": "mcp_client.errors",
-    "ServerLog": "mcp_client.events",
-    "ServerNotification": "mcp_client.events",
-    "ServerRestarted": "mcp_client.events",
-    "ServerSpec": "mcp_client.config",
-    "ServerStatus": "mcp_client.group",
-    "ServerStderr": "mcp_client.events",
-    "SessionExpired": "mcp_client.errors",
-    "SlotWaited": "mcp_client.events",
-    "Slow": "mcp_client.events",
-    "StdioTransport": "mcp_client.transports.stdio",
-    "StructuredOutputError": "mcp_client.errors",
-    "Task": "mcp_client.tasks",
-    "TaskCancelSent": "mcp_client.events",
-    "TaskCreated": "mcp_client.events",
-    "TaskFailed": "mcp_client.errors",
-    "TaskNotFound": "mcp_client.errors",
-    "TaskPolicy": "mcp_client.tasks",
-    "TaskReference": "mcp_client.tasks.reference",
-    "TaskStatus": "mcp_client.events",
-    "Subscription": "mcp_client.subscriptions",
-    "SubscriptionError": "mcp_client.subscriptions",
-    "SubscriptionFilter": "mcp_client.subscriptions",
-    "SubscriptionLost": "mcp_client.subscriptions",
-    "TimedOut": "mcp_client.events",
-    "TimeoutArg": "mcp_client.client",
-    "TimeoutKind": "mcp_client.policy",
-    "TimeoutPolicy": "mcp_client.policy",
-    "ToolChanged": "mcp_client.errors",
-    "ToolDefinitionChanged": "mcp_client.events",
-    "ToolError": "mcp_client.errors",
-    "ToolPins": "mcp_client.tool_pins",
-    "ToolsListChanged": "mcp_client.subscriptions",
-    "Transport": "mcp_client.transports.base",
-    "TransportError": "mcp_client.errors",
-    "TransportFailure": "mcp_client.events",
-    "USE_CLIENT_DEFAULT": "mcp_client.client",
-    "UnsupportedProtocolVersion": "mcp_client.errors",
-    "UseClientDefault": "mcp_client.client",
-    "http": "mcp_client.transports.http",
-    "sse": "mcp_client.transports.sse",
-    "load_config": "mcp_client.config",
-    "memory": "mcp_client.transports.memory",
-    "parse_policy": "mcp_client.config",
-    "stdio": "mcp_client.transports.stdio",
-}
-"""The module each public name lives in: imported on first use (PEP 562)."""
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcp_client' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+if not TYPE_CHECKING:  # a type checker reads the imports above; run time loads each name on first use
+    __getattr__, __dir__, __all__ = lazy_face(__name__, extra=("__version__",))

@@ -16,7 +16,7 @@ the task that entered it). So:
 * closing the group shuts every server down concurrently: for stdio, close stdin, SIGTERM, SIGKILL (bounded); for
   HTTP at 2025-11-25, the session is deleted.
 
-Each server's calls run under its :class:`~mcp_client.registry.PolicyRegistry` (the ``policy`` block of its
+Each server's calls run under its :class:`~mcp_client.policy.registry.PolicyRegistry` (the ``policy`` block of its
 ``mcp.json`` entry) over the group's client options: precedence call > tool rule > annotation rule > server >
 client default. The annotations come from a ``tools/list`` the group makes when a server starts (and again on
 every :meth:`ClientGroup.list_tools`); a failure of that listing is logged and only leaves the annotation rules
@@ -39,17 +39,17 @@ import anyio
 import anyio.abc
 import mcp_types
 
-from mcp_client.call import Call
-from mcp_client.calls.slots import check_max_in_flight
-from mcp_client.client import Client
-from mcp_client.config import ServerSpec, load_config
+from mcp_client.calls.in_flight_limit import check_max_in_flight
+from mcp_client.calls.progress import ProgressCallback
+from mcp_client.client.call import Call
+from mcp_client.client.client import Client
+from mcp_client.config.load import ServerSpec, load_config
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
+from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryPolicy
 from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy, as_timeout_policy
-from mcp_client.progress import ProgressCallback
-from mcp_client.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.transports.base import Transport
 
 __all__ = ["ClientGroup", "GroupEventHook", "ServerStatus", "split_tool_name"]
@@ -133,7 +133,7 @@ class ClientGroup:
     ```
 
     Args:
-        servers: The servers by name: a :class:`~mcp_client.config.ServerSpec` (transport and rules) or a bare
+        servers: The servers by name: a :class:`~mcp_client.config.load.ServerSpec` (transport and rules) or a bare
             :class:`~mcp_client.Transport` (no rules of its own). Names must be non-empty and hold no ``/``.
         on_event: Called with the server's name and each event of its client; quick, must not block.
         list_tools: List each server's tools when it starts, for the annotation rules (default: yes).
@@ -180,7 +180,7 @@ class ClientGroup:
         list_tools: bool = True,
         **client_options: Any,
     ) -> ClientGroup:
-        """A group of the servers of an ``mcp.json`` (a path or its parsed content); see :mod:`mcp_client.config`.
+        """A group of the servers of an ``mcp.json`` (a path or its parsed content); see :mod:`mcp_client.config.load`.
 
         Raises:
             ConfigError: The configuration is not valid (every problem listed with its JSON path).

@@ -32,8 +32,7 @@ from typing import Any
 import anyio
 
 from benchmarks.stress.accounting import snapshot
-from mcp_client import Client, MCPClientError, TimeoutPolicy, stdio
-from mcp_client import session as session_module
+from mcp_client import Client, MCPClientError, TimeoutPolicy, session as session_module, stdio
 
 __all__ = ["main"]
 

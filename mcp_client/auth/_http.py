@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from mcp_client._http_lines import as_httpx2
+from mcp_client._httpx import as_httpx2
 
 if TYPE_CHECKING:
-    from mcp_client._http_lines import EitherAsyncClient, EitherHeaders
+    from mcp_client._httpx import EitherAsyncClient, EitherHeaders
 
 
 __all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_covers", "same_origin"]

@@ -28,14 +28,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from mcp_client._http_lines import http_errors
+from mcp_client._httpx import http_errors
 from mcp_client.auth._http import canonical, fetch, origin, resource_covers
 from mcp_client.auth.errors import DiscoveryError, IssuerMismatch, ResourceMismatch
 from mcp_client.auth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
 from mcp_client.auth.trust import check_bound_issuer, check_learned_url, pick_issuer
 
 if TYPE_CHECKING:
-    from mcp_client._http_lines import EitherAsyncClient
+    from mcp_client._httpx import EitherAsyncClient
 
 
 __all__ = [

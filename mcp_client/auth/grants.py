@@ -31,7 +31,7 @@ from mcp_client.auth.token_endpoint import PrivateKeyJwt, request_token
 from mcp_client.auth.trust import check_bound_issuer
 
 if TYPE_CHECKING:
-    from mcp_client._http_lines import EitherAsyncClient
+    from mcp_client._httpx import EitherAsyncClient
 
 
 __all__ = ["ClientCredentials", "EnterpriseManaged", "Grant", "GrantContext", "JwtBearer", "TokenSource"]

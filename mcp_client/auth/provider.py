@@ -58,7 +58,7 @@ PauseFactory = Callable[[], AbstractContextManager[Any]]
 if TYPE_CHECKING:
     import httpx
 
-    from mcp_client._http_lines import EitherAsyncClient
+    from mcp_client._httpx import EitherAsyncClient
 
     class _AuthOfBothLines(httpx2.Auth, httpx.Auth):
         """What an OAuth is to either client."""

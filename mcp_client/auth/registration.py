@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from mcp_client._http_lines import http_errors
+from mcp_client._httpx import http_errors
 from mcp_client.auth._http import fetch
 from mcp_client.auth.errors import RegistrationError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, RegistrationResponse
@@ -30,7 +30,7 @@ from mcp_client.auth.storage import ClientInformation, TokenStorage
 from mcp_client.auth.token_endpoint import fields_at_fault
 
 if TYPE_CHECKING:
-    from mcp_client._http_lines import EitherAsyncClient
+    from mcp_client._httpx import EitherAsyncClient
 
 
 __all__ = ["ClientIdentity", "application_type", "resolve_client"]

@@ -17,7 +17,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 from pydantic import ValidationError
 
-from mcp_client._http_lines import http_errors
+from mcp_client._httpx import http_errors
 from mcp_client.auth._http import fetch
 from mcp_client.auth.dpop import DPoPKey
 from mcp_client.auth.errors import TokenError
@@ -25,7 +25,7 @@ from mcp_client.auth.metadata import AuthorizationServerMetadata, TokenResponse
 from mcp_client.auth.storage import ClientInformation, StoredTokens
 
 if TYPE_CHECKING:
-    from mcp_client._http_lines import EitherAsyncClient
+    from mcp_client._httpx import EitherAsyncClient
 
 
 __all__ = ["PrivateKeyJwt", "auth_method", "fields_at_fault", "request_token", "stored_tokens"]

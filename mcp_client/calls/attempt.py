@@ -26,9 +26,9 @@ from mcp_client.errors import (
     TransportError,
 )
 from mcp_client.events import RequestSent, Slow, TimedOut
-from mcp_client.inflight import CANCELLED, CallState, WireRequest
 from mcp_client.policy import TimeoutKind, TimeoutPolicy
-from mcp_client.session import Session
+from mcp_client.session.inflight import CANCELLED, CallState, WireRequest
+from mcp_client.session.session import Session
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["CALLER_SCOPE_GRACE", "run_attempt"]

@@ -23,17 +23,17 @@ import anyio
 
 from mcp_client.calls.attempt import run_attempt
 from mcp_client.calls.delivery import progress_delivery
+from mcp_client.calls.in_flight_limit import InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
-from mcp_client.calls.slots import InFlightLimit
+from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
 from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired
 from mcp_client.events import RequestFinished, RetryScheduled
-from mcp_client.handlers import InputHandler
-from mcp_client.inflight import CallState, RequestControl
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
-from mcp_client.progress import CallbackPump, ProgressCallback, ProgressSink
 from mcp_client.protocol.era import Era
-from mcp_client.session import Session
+from mcp_client.session.handlers import InputHandler
+from mcp_client.session.inflight import CallState, RequestControl
+from mcp_client.session.session import Session
 from mcp_client.transports.base import JSONObject
 
 __all__ = ["CallRunner", "Renewal", "Then"]

@@ -13,10 +13,8 @@ maximum timeout, ``call.cancel()``, the caller's task cancelled, a broken answer
 exactly once, in the background and bounded by ``cancel_timeout``: the caller's error never waits for it. A task is
 never cancelled with ``notifications/cancelled``, and a detached call leaves its task running.
 
-Each request of a task goes through the client's :class:`~mcp_client.calls.CallRunner` (its own id, the call's
-maximum, the control that cancels it); of the session it reads only the clock, the era, whether the connection is
-gone, and it emits events and pauses the clocks while a person answers. May touch the runner, the session, the
-policy core and the task model; never a transport.
+Each request of a task goes through :class:`~mcp_client.calls.CallRunner` (its own id, the call's maximum, the
+control that cancels it); of the session it reads the clock, the era and whether the connection is gone.
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from mcp_client._backend import current_backend
-from mcp_client._pending import Pending
+from mcp_client._backends.base import current_backend
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
 from mcp_client.calls.runner import CallRunner, Then
@@ -47,17 +44,25 @@ from mcp_client.errors import (
     TransportError,
 )
 from mcp_client.events import Slow, TaskCancelSent, TaskCreated, TaskStatus
-from mcp_client.handlers import InputHandler
-from mcp_client.inflight import CallState, RequestControl, WireRequest
 from mcp_client.policy import TimeoutKind, TimeoutPolicy
-from mcp_client.policy.tasks import DEFAULT_POLL, InputKeys, PollPolicy, PollSchedule, StatusChange, StatusTracker
-from mcp_client.policy.tasks import TaskState as State
-from mcp_client.tasks.model import Task
+from mcp_client.policy.tasks import (
+    DEFAULT_POLL,
+    InputKeys,
+    PollPolicy,
+    PollSchedule,
+    StatusChange,
+    StatusTracker,
+    TaskState as State,
+)
+from mcp_client.protocol.tasks import Task
+from mcp_client.session.handlers import InputHandler
+from mcp_client.session.inflight import CallState, RequestControl, WireRequest
+from mcp_client.session.pending import Pending
 from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.protocol.era import Era
-    from mcp_client.session import Session
+    from mcp_client.session.session import Session
 
 __all__ = ["TaskControl", "TaskRunner", "task_not_found"]
 

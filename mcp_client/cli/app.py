@@ -23,8 +23,8 @@ from mcp_client.cli.interrupts import EventLog, Interrupts, run_interruptible
 from mcp_client.cli.outcome import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, exit_code, single_error
 from mcp_client.cli.parser import json_arguments, parse_arguments
 from mcp_client.cli.safe_text import visible
-from mcp_client.config import ConfigError
-from mcp_client.registry import UNSET, Unset
+from mcp_client.config.load import ConfigError
+from mcp_client.policy.registry import UNSET, Unset
 
 if TYPE_CHECKING:
     from rich.console import Console

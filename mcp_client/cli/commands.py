@@ -28,8 +28,8 @@ from mcp_client.cli.interrupts import EventLog, Interrupts
 from mcp_client.cli.outcome import CTRL_C_REASON, EXIT_OK, EXIT_TOOL_ERROR, exit_code, single_error
 from mcp_client.cli.safe_text import plain
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, UseClientDefault
+from mcp_client.policy.registry import UNSET, PartialTimeout, Unset
 from mcp_client.policy.retry import RetryPolicy
-from mcp_client.registry import UNSET, PartialTimeout, Unset
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -27,8 +27,7 @@ from mcp_client.cli.safe_text import json_text, plain, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress as RichProgress
-    from rich.progress import TaskID
+    from rich.progress import Progress as RichProgress, TaskID
     from rich.table import Table
 
 
@@ -47,8 +46,7 @@ __all__ = [
 
 def new_progress(console: Console, *, transient: bool) -> RichProgress:
     """A rich progress display: spinner, description, bar, details (done/total, rate, ETA, message), time."""
-    from rich.progress import BarColumn, SpinnerColumn, Task, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as RichProgress
+    from rich.progress import BarColumn, Progress as RichProgress, SpinnerColumn, Task, TextColumn, TimeElapsedColumn
     from rich.progress_bar import ProgressBar
     from rich.text import Text
 

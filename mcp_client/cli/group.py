@@ -15,11 +15,11 @@ from mcp_client.cli.display import dump_json, print_error, tools_table
 from mcp_client.cli.interrupts import EventLog, Interrupts
 from mcp_client.cli.outcome import EXIT_OK, UsageError, exit_code
 from mcp_client.cli.safe_text import plain
-from mcp_client.config import GroupConfig, load_config
+from mcp_client.config.load import GroupConfig, load_config
 from mcp_client.errors import ConnectError
 from mcp_client.group import ClientGroup, split_tool_name
+from mcp_client.policy.registry import UNSET, Unset
 from mcp_client.policy.timeout import DEFAULT_TIMEOUT
-from mcp_client.registry import UNSET, Unset
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,7 +38,7 @@ class GroupOptions:
 
 
 def read_config(path: str) -> GroupConfig:
-    """The parsed ``mcp.json`` (raises :class:`~mcp_client.config.ConfigError` listing every problem)."""
+    """The parsed ``mcp.json`` (raises :class:`~mcp_client.config.load.ConfigError` listing every problem)."""
     return load_config(path)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from mcp_client.cli.outcome import UsageError
-from mcp_client.registry import UNSET
+from mcp_client.policy.registry import UNSET
 
 __all__ = ["PROTOCOL_CHOICES", "build_parser", "check_sources", "json_arguments", "parse_arguments"]
 

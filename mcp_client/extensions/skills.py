@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import mcp_types
 import yaml
 
-from mcp_client.cached_requests import walk
+from mcp_client.cache.requests import walk
 from mcp_client.errors import MCPClientError, ProtocolError
 from mcp_client.extensions import SKILLS
 
 if TYPE_CHECKING:
-    from mcp_client.client import Client
+    from mcp_client.client.client import Client
 
 __all__ = [
     "LoadedSkill",

@@ -15,12 +15,12 @@ from typing import Any
 
 import mcp_types
 
-from mcp_client.call import Call
-from mcp_client.client import Client
+from mcp_client.calls.progress import ProgressCallback
+from mcp_client.client.call import Call
+from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError, ToolError
 from mcp_client.group import ClientGroup
 from mcp_client.policy import TimeoutPolicy
-from mcp_client.progress import ProgressCallback
 
 __all__ = ["ToolEntry", "ToolSource", "error_text", "result_text", "tool_error"]
 

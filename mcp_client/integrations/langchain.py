@@ -27,7 +27,7 @@ from langchain_core.callbacks import adispatch_custom_event
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 
-from mcp_client.client import Client
+from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError
 from mcp_client.group import ClientGroup
 from mcp_client.integrations._tools import ToolEntry, ToolSource, error_text, result_text, tool_error

@@ -28,7 +28,7 @@ import mcp_types
 from agents.mcp import MCPServer
 from agents.run_context import RunContextWrapper
 
-from mcp_client.client import Client
+from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError
 from mcp_client.integrations._tools import ToolEntry, ToolSource, error_text, tool_error
 

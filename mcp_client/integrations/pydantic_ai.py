@@ -42,8 +42,8 @@ from pydantic_ai import (
 )
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from mcp_client.call import Call
-from mcp_client.client import Client
+from mcp_client.client.call import Call
+from mcp_client.client.client import Client
 from mcp_client.errors import InvalidParams, MCPClientError
 from mcp_client.group import ClientGroup
 from mcp_client.integrations._tools import ToolEntry, ToolSource, error_text, result_text, tool_error

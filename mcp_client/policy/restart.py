@@ -6,8 +6,8 @@ growing bound, so clients of one crashed host do not come back in step), as long
 then left down: its calls fail at once instead of waiting on a process that cannot stay up. A server that stayed
 up for a whole ``window`` starts again from the first, shortest wait.
 
-Nothing here sleeps or spawns; the supervisor (:mod:`mcp_client.supervisor`) asks :meth:`RestartLedger.next_delay`
-with the current time and acts on the answer.
+Nothing here sleeps or spawns; the supervisor (:mod:`~mcp_client.client.supervisor`) asks
+:meth:`RestartLedger.next_delay` with the current time and acts on the answer.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_client.tasks.model import Task, creation_of, task_of
+from mcp_client.protocol.tasks import Task, creation_of, task_of
 
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",

@@ -5,6 +5,7 @@ drop (:mod:`.modern`); at 2025-11-25 it is the session's own notifications plus 
 (:mod:`.legacy`). Either way the consumer iterates the same four change types (:mod:`.changes`).
 """
 
+from mcp_client.policy.listen import DEFAULT_LISTEN_POLICY, ListenPolicy
 from mcp_client.subscriptions.changes import (
     Change,
     PromptsListChanged,
@@ -14,7 +15,6 @@ from mcp_client.subscriptions.changes import (
     ToolsListChanged,
 )
 from mcp_client.subscriptions.errors import SubscriptionError, SubscriptionLost
-from mcp_client.subscriptions.policy import DEFAULT_LISTEN_POLICY, ListenPolicy
 from mcp_client.subscriptions.subscription import Subscription
 
 __all__ = [

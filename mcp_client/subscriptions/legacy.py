@@ -35,7 +35,7 @@ from mcp_client.subscriptions.router import router_for
 from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
-    from mcp_client.session import Session
+    from mcp_client.session.session import Session
 
 __all__ = ["LegacySubscription"]
 

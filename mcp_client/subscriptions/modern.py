@@ -31,8 +31,9 @@ import anyio.abc
 from mcp_client.calls import CallRunner
 from mcp_client.errors import MCPClientError, ProtocolError, ServerError
 from mcp_client.events import ProtocolViolation, Relistened
-from mcp_client.inflight import RequestControl
 from mcp_client.policy import TimeoutPolicy
+from mcp_client.policy.listen import ListenPolicy
+from mcp_client.session.inflight import RequestControl
 from mcp_client.subscriptions.changes import (
     Change,
     SubscriptionFilter,
@@ -41,12 +42,11 @@ from mcp_client.subscriptions.changes import (
 )
 from mcp_client.subscriptions.errors import SubscriptionError, SubscriptionLost
 from mcp_client.subscriptions.pending import PendingChanges
-from mcp_client.subscriptions.policy import ListenPolicy
 from mcp_client.subscriptions.router import id_key, router_for
 from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
-    from mcp_client.session import Session
+    from mcp_client.session.session import Session
 
 __all__ = ["ModernSubscription"]
 

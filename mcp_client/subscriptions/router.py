@@ -15,7 +15,7 @@ import weakref
 from typing import Any, Protocol
 
 from mcp_client.errors import TransportError
-from mcp_client.session import Session
+from mcp_client.session.session import Session
 from mcp_client.subscriptions.changes import SUBSCRIPTION_ID_KEY
 from mcp_client.transports.base import JSONObject
 

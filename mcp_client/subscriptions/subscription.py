@@ -22,11 +22,11 @@ import mcp_types
 
 from mcp_client.calls import CallRunner
 from mcp_client.policy import TimeoutPolicy
+from mcp_client.policy.listen import ListenPolicy
 from mcp_client.subscriptions.changes import Change, SubscriptionFilter
 from mcp_client.subscriptions.legacy import LegacySubscription
 from mcp_client.subscriptions.modern import ModernSubscription
 from mcp_client.subscriptions.pending import PendingChanges
-from mcp_client.subscriptions.policy import ListenPolicy
 
 __all__ = ["Subscription"]
 

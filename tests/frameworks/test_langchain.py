@@ -25,7 +25,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from mcp_client import Client, ClientGroup, TimeoutPolicy, memory
 from mcp_client.integrations.langchain import PROGRESS_EVENT, load_tools
 from mcp_client.testing.peer import ScriptedPeer
-from mcp_client.transports.stdio import StdioTransport
+from mcp_client.transports.stdio._transport import StdioTransport
 
 pytestmark = pytest.mark.anyio
 

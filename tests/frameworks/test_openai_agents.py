@@ -19,7 +19,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 from mcp_client import Client, TimeoutPolicy, memory
 from mcp_client.integrations.openai_agents import MCPClientServer
 from mcp_client.testing.peer import ScriptedPeer
-from mcp_client.transports.stdio import StdioTransport
+from mcp_client.transports.stdio._transport import StdioTransport
 
 pytestmark = pytest.mark.anyio
 

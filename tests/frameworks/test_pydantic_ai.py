@@ -21,7 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from mcp_client import Client, ClientGroup, TimeoutPolicy, memory
 from mcp_client.integrations.pydantic_ai import MCPToolset
 from mcp_client.testing.peer import ScriptedPeer
-from mcp_client.transports.stdio import StdioTransport
+from mcp_client.transports.stdio._transport import StdioTransport
 
 pytestmark = pytest.mark.anyio
 

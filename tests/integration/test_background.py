@@ -11,7 +11,7 @@ import mcp_types
 import pytest
 
 from mcp_client import Client, Event, MaxTimeout, Progress, RequestCancelled, Slow, TimeoutPolicy
-from mcp_client.call import Call
+from mcp_client.client.call import Call
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
 

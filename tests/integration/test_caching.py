@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from mcp_client import Client, InvalidParams, TimeoutPolicy, memory
-from mcp_client.cache import ResultCache
+from mcp_client.cache.result_cache import ResultCache
 from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.http import HttpTransport, http

@@ -10,7 +10,7 @@ import pytest
 
 from mcp_client import Client, memory
 from mcp_client.errors import InvalidParams
-from mcp_client.handlers import InputHandlers
+from mcp_client.session.handlers import InputHandlers
 from tests.integration.helpers import text_of
 from tests.integration.test_input_rounds import _LegacyServer, _ModernServer
 

@@ -23,8 +23,7 @@ from mcp_client import (
     TimeoutPolicy,
     memory,
 )
-from mcp_client.testing.peer import CATALOGUE as TOOLS
-from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.testing.peer import CATALOGUE as TOOLS, ScriptedPeer
 from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio

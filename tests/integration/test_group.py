@@ -26,7 +26,7 @@ from mcp_client import (
     TransportError,
     memory,
 )
-from mcp_client.config import ServerSpec, load_config, parse_policy
+from mcp_client.config.load import ServerSpec, load_config, parse_policy
 from mcp_client.group import ClientGroup, ServerStatus, split_tool_name
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.base import Transport

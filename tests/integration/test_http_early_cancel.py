@@ -13,7 +13,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_client._http_lines import HTTPX2
+from mcp_client._httpx import HTTPX2
 from mcp_client.events import CancelMethod
 from mcp_client.protocol.era import PROTOCOL_VERSION_KEY
 from mcp_client.transports.http import _HttpConnection, http

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from mcp_client import Client, Event, MaxTimeout, ServerStderr, TimeoutPolicy
-from mcp_client.transports.stdio import ShutdownTimings, StdioTransport
+from mcp_client.transports.stdio._transport import ShutdownTimings, StdioTransport
 from tests.integration.helpers import text_of
 from tests.integration.test_stdio_process import MINI_SERVER
 

@@ -31,7 +31,7 @@ from mcp_client import (
     TransportError,
     stdio,
 )
-from mcp_client.transports.stdio import ShutdownTimings, StdioTransport
+from mcp_client.transports.stdio._transport import ShutdownTimings, StdioTransport
 from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]

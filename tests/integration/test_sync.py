@@ -30,8 +30,8 @@ from mcp_client import (
     ToolError,
     stdio,
 )
-from mcp_client.sync import Client, ClientGroup
-from mcp_client.transports.stdio import StdioTransport
+from mcp_client.sync.client import Client, ClientGroup
+from mcp_client.transports.stdio._transport import StdioTransport
 from tests.integration.helpers import text_of
 
 POLICY = TimeoutPolicy(idle=60, maximum=120, connect=30)

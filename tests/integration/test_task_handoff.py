@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcp_client import Client, TaskReference, TimeoutPolicy, http
-from mcp_client.tasks.reference import endpoint_id
+from mcp_client.client.task_reference import endpoint_id
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
 

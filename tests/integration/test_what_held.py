@@ -20,7 +20,7 @@ import pytest
 
 from mcp_client import Client, ConnectError, TimeoutPolicy
 from mcp_client.auth._http import MAX_DOCUMENT, fetch
-from mcp_client.transports.stdio import stdio
+from mcp_client.transports.stdio._transport import stdio
 from tests.integration.http_lines import mock_client
 from tests.integration.test_http_transport import Server, client_for
 

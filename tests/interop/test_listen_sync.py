@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mcp_client import SubscriptionFilter, TimeoutPolicy, ToolsListChanged, stdio
-from mcp_client.sync import Client
+from mcp_client.sync.client import Client
 from tests.interop.conftest import INTEROP_DIR
 
 SERVER = INTEROP_DIR / "servers" / "python_sdk_listen_server.py"

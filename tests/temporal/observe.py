@@ -10,8 +10,7 @@ from typing import Any
 
 import anyio
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client as TemporalClient
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client as TemporalClient, WorkflowHandle
 
 from tests.temporal.conftest import Workers
 from tests.temporal.workflows import CallToolWorkflow, ToolCall

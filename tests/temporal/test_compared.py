@@ -13,8 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from temporalio.client import Client as TemporalClient
-from temporalio.client import WorkflowFailureError
+from temporalio.client import Client as TemporalClient, WorkflowFailureError
 
 from tests.temporal.conftest import Workers
 from tests.temporal.observe import heartbeat, lines, running_on, start, until

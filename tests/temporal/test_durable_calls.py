@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client as TemporalClient
-from temporalio.client import WorkflowFailureError
+from temporalio.client import Client as TemporalClient, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from tests.temporal.conftest import Workers

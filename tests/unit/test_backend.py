@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_client._backend import ASYNCIO_TIMER_LEAD, current_backend
-from mcp_client._waiter import FutureWaiter, TrioWaiter
+from mcp_client._backends.base import ASYNCIO_TIMER_LEAD, current_backend
+from mcp_client._backends.waiter import FutureWaiter, TrioWaiter
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 

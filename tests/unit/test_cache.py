@@ -6,13 +6,12 @@ import gc
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from mcp_client.cache import MAX_TTL, ResultCache, invalidated_by
-from mcp_client.cache_partition import authorization_context, identity_token, new_token, server_key
-from mcp_client.cache_store import CacheEntry, CacheKey, MemoryCacheStore
-from mcp_client.cached_requests import cache_mode
+from mcp_client.cache.partition import authorization_context, identity_token, new_token, server_key
+from mcp_client.cache.requests import cache_mode
+from mcp_client.cache.result_cache import MAX_TTL, ResultCache, invalidated_by
+from mcp_client.cache.store import CacheEntry, CacheKey, MemoryCacheStore
 
 SERVER = "https://example.com/mcp"
 ALICE, BOB = "ctx:alice", "ctx:bob"

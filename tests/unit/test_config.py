@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from mcp_client import AllowedEnvironment, RestartPolicy, RetryPolicy, TimeoutPolicy
-from mcp_client.config import ConfigError, load_config, parse_policy
+from mcp_client.config.load import ConfigError, load_config, parse_policy
 from mcp_client.transports.http import HttpTransport
 from mcp_client.transports.sse import SseTransport
-from mcp_client.transports.stdio import StdioTransport
+from mcp_client.transports.stdio._transport import StdioTransport
 
 FULL = {
     "globalShortcut": "Ctrl+Space",

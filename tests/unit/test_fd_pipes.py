@@ -8,7 +8,7 @@ import os
 import anyio
 import pytest
 
-from mcp_client.transports._fd_pipes import FdPipe, FdWriter
+from mcp_client.transports.stdio._fd_pipes import FdPipe, FdWriter
 
 pytestmark = pytest.mark.anyio
 

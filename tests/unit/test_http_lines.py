@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from mcp_client import Client, TimeoutPolicy, TransportError
-from mcp_client._http_lines import HTTPX2, auth_for, http_errors, line_of
+from mcp_client._httpx import HTTPX2, auth_for, http_errors, line_of
 from mcp_client.transports.http import http
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from mcp_client._http_lines import line_of
+from mcp_client._httpx import line_of
 from mcp_client.events import CancelMethod
 from mcp_client.transports.http import _HttpConnection, http
 from mcp_client.transports.http._engine import ClientEngine

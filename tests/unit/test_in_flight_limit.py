@@ -10,11 +10,11 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_client.calls.slots import InFlightLimit, check_max_in_flight
+from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
 from mcp_client.errors import MaxTimeout
 from mcp_client.events import Event
 from mcp_client.policy import Deadline, TimeoutPolicy
-from mcp_client.session import Session
+from mcp_client.session.session import Session
 
 
 class _Clocked:

@@ -3,13 +3,16 @@ HTTP stack, OAuth, OpenTelemetry, rich, the config models) is not loaded. Each c
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import mcp_client
+from mcp_client._lazy import exported_names
 
 NEVER_WITH_STDIO = ("httpx2", "httpx", "httpcore2", "mcp_client.auth", "opentelemetry", "rich", "joserfc")
 
@@ -21,8 +24,22 @@ def _loaded(code: str, watched: tuple[str, ...]) -> list[str]:
     return loaded
 
 
-def test_every_public_name_resolves_to_its_module() -> None:
-    assert set(mcp_client._LAZY) == set(mcp_client.__all__) - {"__version__"}
+FACES = (
+    "mcp_client",
+    "mcp_client.cache",
+    "mcp_client.client",
+    "mcp_client.config",
+    "mcp_client.session",
+    "mcp_client.sync",
+    "mcp_client.transports.stdio",
+    "mcp_client.integrations.temporal",
+)
+
+
+def test_every_public_name_is_written_once_and_resolves_to_its_module() -> None:
+    source = Path(mcp_client.__file__ or "").read_text(encoding="utf-8")
+    assert set(exported_names(source)) == set(mcp_client.__all__) - {"__version__"}
+    assert source.count('"Client"') == 0  # no second list of the names
     for name in mcp_client.__all__:
         value = getattr(mcp_client, name)
         assert value is not None
@@ -30,6 +47,26 @@ def test_every_public_name_resolves_to_its_module() -> None:
             assert name in dir(mcp_client)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = mcp_client.nope
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_each_face_loads_its_names_on_first_use(face: str) -> None:
+    module = importlib.import_module(face)
+    names = exported_names(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    assert names, f"{face} lists no names"
+    assert sorted(names) == sorted(set(module.__all__) - {"__version__"})
+    for name, (where, original) in names.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where), original)
+
+
+def test_the_loader_reads_aliases_and_parenthesised_lists() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from a.b import X as X, Y as Z  # a comment\n"
+        "    from c import (\n        P as P,\n        Q as Q,\n    )\n\nvalue = 1\n"
+        "from d import Never as Never\n"
+    )
+    assert exported_names(source) == {"X": ("a.b", "X"), "Z": ("a.b", "Y"), "P": ("c", "P"), "Q": ("c", "Q")}
 
 
 def test_importing_the_package_loads_no_model_and_no_http() -> None:

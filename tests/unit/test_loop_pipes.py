@@ -10,7 +10,7 @@ import anyio.lowlevel
 import anyio.streams.stapled
 import pytest
 
-from mcp_client.transports._loop_pipes import CORK_LIMIT, PipeWriter, _WriterProtocol
+from mcp_client.transports.stdio._loop_pipes import CORK_LIMIT, PipeWriter, _WriterProtocol
 from mcp_client.transports.stream import LineConnection
 
 pytestmark = pytest.mark.anyio

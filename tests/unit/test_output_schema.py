@@ -9,7 +9,7 @@ import pytest
 import referencing.exceptions
 
 from mcp_client import MCPClientError, StructuredOutputError
-from mcp_client.output_schema import OutputValidator
+from mcp_client.client.output_schema import OutputValidator
 
 WEATHER = {
     "type": "object",

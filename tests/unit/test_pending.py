@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_client._pending import Pending
+from mcp_client.session.pending import Pending
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 

@@ -7,19 +7,18 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
 from mcp_client.policy.backoff import exponential_bound, full_jitter
 from mcp_client.policy.ids import wire_id
+from mcp_client.policy.listen import ListenPolicy
 from mcp_client.policy.progress import finite_number
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.policy.retry import RetryPolicy
 from mcp_client.policy.seconds import NotSeconds
 from mcp_client.policy.tasks import PollPolicy, PollSchedule
 from mcp_client.policy.timeout import as_timeout_policy, timeout_over
-from mcp_client.subscriptions.policy import ListenPolicy
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from mcp_client.policy import Progress, ProgressCoalescer, ProgressTokens, ProgressTracker, ProgressVerdict
 

@@ -7,8 +7,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from mcp_client.policy.tasks import (
     InputKeys,

@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from mcp_client.policy import DEFAULT_TIMEOUT, Deadline, TimeoutKind, TimeoutPolicy
 

@@ -10,9 +10,9 @@ from collections.abc import Coroutine
 import anyio
 import pytest
 
-from mcp_client._batch import AfterBatch
+from mcp_client.calls.progress import SoonCallback, is_async_callable
 from mcp_client.policy.progress import Progress
-from mcp_client.progress import SoonCallback, is_async_callable
+from mcp_client.session.batch import AfterBatch
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_client.transports._fd_pipes import FdPipe, read_fd
-from mcp_client.transports._loop_pipes import _SplitterProtocol
+from mcp_client.transports.stdio._fd_pipes import FdPipe, read_fd
+from mcp_client.transports.stdio._loop_pipes import _SplitterProtocol
 from mcp_client.transports.stream import BURST_PAUSE, PROBE_AFTER, LineSplitter
 
 pytestmark = pytest.mark.anyio

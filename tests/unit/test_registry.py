@@ -7,11 +7,10 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from mcp_client import DEFAULT_RETRY, DEFAULT_TIMEOUT, RetryPolicy, TimeoutPolicy
-from mcp_client.registry import (
+from mcp_client.policy.registry import (
     NO_LIMITS,
     UNSET,
     AnnotationKey,

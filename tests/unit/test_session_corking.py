@@ -6,10 +6,10 @@ import anyio
 import pytest
 
 from mcp_client.events import CancelMethod
-from mcp_client.inflight import CallState
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.protocol.era import Era
-from mcp_client.session import Session
+from mcp_client.session.inflight import CallState
+from mcp_client.session.session import Session
 from mcp_client.transports.base import Connection, JSONObject, RequestId
 
 pytestmark = pytest.mark.anyio

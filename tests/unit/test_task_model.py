@@ -6,7 +6,7 @@ import pytest
 
 from mcp_client import MissingClientCapability, ProtocolError, TaskPolicy
 from mcp_client.protocol.era import Era
-from mcp_client.tasks.model import (
+from mcp_client.protocol.tasks import (
     TASKS_EXTENSION,
     creation_of,
     declared_capabilities,

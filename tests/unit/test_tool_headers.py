@@ -11,8 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from mcp_client.protocol.tool_headers import (
     MAX_SAFE_INTEGER,

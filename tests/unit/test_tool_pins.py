@@ -10,8 +10,8 @@ import mcp_types
 import pytest
 
 from mcp_client import ToolChanged, ToolPins
+from mcp_client.client.tool_pins import fingerprint, tool_definition
 from mcp_client.outcomes import Ran, may_have_run
-from mcp_client.tool_pins import fingerprint, tool_definition
 
 
 def _tool(name: str = "search", description: str = "Search.", **extra: Any) -> mcp_types.Tool:

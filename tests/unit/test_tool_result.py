@@ -1,6 +1,6 @@
 """A ``tools/call`` result read by the text-only fast path is the very model the full validation makes.
 
-Most results carry text blocks only; :func:`mcp_client._results.tool_result` validates those block by block as
+Most results carry text blocks only; :func:`mcp_client.protocol.results.tool_result` validates those block by block as
 ``TextContent`` instead of trying the content union's five members. Whatever the shape, the model it returns (its
 fields, the fields that were set, its dump by alias) and the error it raises are those of
 ``CallToolResult.model_validate``.
@@ -12,11 +12,10 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from mcp_client import ProtocolError
-from mcp_client._results import _text_result, tool_result
+from mcp_client.protocol.results import _text_result, tool_result
 
 TEXT_BLOCK = st.fixed_dictionaries(
     {"type": st.just("text"), "text": st.text(max_size=20)},

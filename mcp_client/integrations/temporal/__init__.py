@@ -10,32 +10,15 @@ Names load lazily: a workflow that imports only ``MCPWorkflowClient`` loads neit
 See docs/temporal.md.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from mcp_client._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from mcp_client.integrations.temporal.failures import WorkerLost
-    from mcp_client.integrations.temporal.plugin import MCPPlugin
-    from mcp_client.integrations.temporal.wire import Checkpoint, activity_name
-    from mcp_client.integrations.temporal.workflow import MCPWorkflowClient
+    from mcp_client.integrations.temporal.failures import WorkerLost as WorkerLost
+    from mcp_client.integrations.temporal.plugin import MCPPlugin as MCPPlugin
+    from mcp_client.integrations.temporal.wire import Checkpoint as Checkpoint, activity_name as activity_name
+    from mcp_client.integrations.temporal.workflow import MCPWorkflowClient as MCPWorkflowClient
 
-__all__ = ["Checkpoint", "MCPPlugin", "MCPWorkflowClient", "WorkerLost", "activity_name"]
-
-_LAZY = {
-    "Checkpoint": "mcp_client.integrations.temporal.wire",
-    "MCPPlugin": "mcp_client.integrations.temporal.plugin",
-    "MCPWorkflowClient": "mcp_client.integrations.temporal.workflow",
-    "WorkerLost": "mcp_client.integrations.temporal.failures",
-    "activity_name": "mcp_client.integrations.temporal.wire",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+    __getattr__, __dir__, __all__ = lazy_face(__name__)

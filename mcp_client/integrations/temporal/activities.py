@@ -29,15 +29,15 @@ import anyio.lowlevel
 import mcp_types
 from temporalio import activity
 
-from mcp_client.call import Call
-from mcp_client.client import Client
+from mcp_client.client.call import Call
+from mcp_client.client.client import Client
+from mcp_client.client.task_reference import TaskReference
 from mcp_client.errors import ConnectError, MaxTimeout, MCPClientError, TransportError
 from mcp_client.integrations.temporal.connections import Connection, Connections
 from mcp_client.integrations.temporal.failures import WorkerLost, activity_failure, invalid_reference
 from mcp_client.integrations.temporal.heartbeat import Heartbeat
 from mcp_client.integrations.temporal.wire import Checkpoint, RequestInput, ToolCallInput, activity_name
 from mcp_client.policy import TimeoutPolicy
-from mcp_client.tasks.reference import TaskReference
 
 __all__ = ["MCPActivities"]
 

@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
-from mcp_client.client import Client
+from mcp_client.client.client import Client
 
 logger = logging.getLogger("mcp_client.integrations.temporal")
 

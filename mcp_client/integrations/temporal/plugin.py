@@ -21,8 +21,8 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from mcp_client.client import Client
-from mcp_client.config import load_config
+from mcp_client.client.client import Client
+from mcp_client.config.load import load_config
 from mcp_client.integrations.temporal.activities import MCPActivities
 from mcp_client.integrations.temporal.connections import Connections
 

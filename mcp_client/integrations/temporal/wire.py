@@ -7,7 +7,7 @@ plugin registered it under; URLs, commands and credentials stay on the worker an
 
 The checkpoint is what a heartbeat carries and what the next attempt of an activity reads back from
 ``activity.info().heartbeat_details``: ``written`` (the request of a plain call may have reached the server) or
-``task`` (the server made a task; its :class:`~mcp_client.tasks.TaskReference` as a JSON object).
+``task`` (the server made a task; its :class:`~mcp_client.protocol.tasks.TaskReference` as a JSON object).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Checkpoint:
     Attributes:
         phase: ``"written"``: the request may have reached the server (a plain call); ``"task"``: the server made
             the task in ``task``.
-        task: The task's :meth:`TaskReference.to_dict() <mcp_client.tasks.TaskReference.to_dict>`.
+        task: The task's :meth:`TaskReference.to_dict() <mcp_client.protocol.tasks.TaskReference.to_dict>`.
     """
 
     phase: Literal["written", "task"]

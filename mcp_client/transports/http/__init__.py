@@ -25,7 +25,7 @@ its own HTTP response, a JSON body or an SSE stream.
   ``httpx2.AsyncClient`` made here when an ``auth=`` flow, an environment proxy or credentials in the URL need
   one (``_transport.engine_kind``). A caller's own client may be of either
   line, ``httpx2.AsyncClient`` or httpx 0.28's ``httpx.AsyncClient``, and is used exactly as given; the exceptions
-  of its library are mapped to ours (see :mod:`mcp_client._http_lines`).
+  of its library are mapped to ours (see :mod:`mcp_client._httpx`).
 * A 404 to a request that carried ``Mcp-Session-Id`` means the server ended the session: the request fails with
   :class:`SessionExpired` (``status_code=404``) and ``_HttpConnection.session_expired`` is set, so the client
   can start a new session. 429 and 503 fail the request with ``status_code`` and ``retry_after`` (from

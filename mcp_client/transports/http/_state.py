@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from mcp_client._http_lines import HTTPX2, Line
+from mcp_client._httpx import HTTPX2, Line
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value

@@ -27,14 +27,14 @@ import anyio
 import anyio.abc
 import httpx2
 
-from mcp_client._http_lines import Line, line_of
-from mcp_client._redact import redacted_url
+from mcp_client._httpx import Line, line_of
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports._json import dumps, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
+from mcp_client.transports._redact import redacted_url
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
 from mcp_client.transports.sse._endpoint import message_endpoint
@@ -64,7 +64,7 @@ class SseConnection(Connection):
         auth: Any,
         max_message_size: int,
     ) -> None:
-        """``auth`` is what each ``send`` of ``client`` gets as ``auth=`` (:func:`mcp_client._http_lines.auth_for`)."""
+        """``auth`` is what each ``send`` of ``client`` gets as ``auth=`` (:func:`mcp_client._httpx.auth_for`)."""
         self._url = url
         self._where = redacted_url(url)
         self._client = client

@@ -1,0 +1,92 @@
+"""Where a :class:`~mcp_client.ResultCache` keeps its entries: the :class:`CacheStore` protocol a host may
+implement (to bound memory its own way, to count, to share between processes) and :class:`MemoryCacheStore`, the
+default. Pure data structures: no I/O, no clock; the cache decides what is fresh and what may be served.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+__all__ = ["CacheEntry", "CacheKey", "CacheStore", "MemoryCacheStore"]
+
+
+class CacheKey(NamedTuple):
+    """What one kept answer answers: compared field by field, never as one flattened string."""
+
+    server: str
+    """The server (an HTTP endpoint; a stdio or in-memory server: its client's token)."""
+    partition: str
+    """``"public"`` for entries any authorization context may read, else the context that received it."""
+    method: str
+    target: str | None
+    """The cursor of a page or the URI of a read; ``None`` for the first page or a method without one."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One kept answer and when it stops being fresh (on the cache's clock)."""
+
+    result: dict[str, Any]
+    """The result as received; the cache copies it on the way in and out, so a store may hold it as it is."""
+    expires: float
+
+
+@runtime_checkable
+class CacheStore(Protocol):
+    """The storage a :class:`~mcp_client.ResultCache` uses; called from the event loop, never concurrently
+    by one cache. A store may forget any entry at any time (that is a miss). An exception from a store is logged
+    and taken for a miss or a no-op: the request is answered by the server instead."""
+
+    def get(self, key: CacheKey) -> CacheEntry | None:
+        """The entry kept under ``key``, or ``None``."""
+        ...
+
+    def set(self, key: CacheKey, entry: CacheEntry) -> None:
+        """Keep ``entry`` under ``key``, replacing what was there."""
+        ...
+
+    def delete(self, key: CacheKey) -> None:
+        """Forget ``key`` (nothing happens when it is not kept)."""
+        ...
+
+    def keys(self) -> Iterable[CacheKey]:
+        """Every key kept, as a snapshot the cache may delete from while it iterates."""
+        ...
+
+
+class MemoryCacheStore:
+    """An in-process store of at most ``limit`` entries; the least recently used go first."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
+        self.limit = limit
+        self._entries: OrderedDict[CacheKey, CacheEntry] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: CacheKey) -> CacheEntry | None:
+        """The entry under ``key`` (it becomes the most recently used), or ``None``."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def set(self, key: CacheKey, entry: CacheEntry) -> None:
+        """Keep ``entry``; beyond the limit the least recently used entry goes."""
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.limit:
+            self._entries.popitem(last=False)
+
+    def delete(self, key: CacheKey) -> None:
+        """Forget ``key``."""
+        self._entries.pop(key, None)
+
+    def keys(self) -> list[CacheKey]:
+        """A snapshot of the keys, least recently used first."""
+        return list(self._entries)

@@ -1,0 +1,434 @@
+"""The public client: connect to one MCP server and call its tools, prompts and resources under a policy.
+
+``Client`` owns a task group (the transport's readers, background cancellations), a :class:`Session` on the
+connection (the wire), a :class:`~mcp_client.calls.CallRunner` over it (the life of each call), and the default
+:class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``:
+no limits; a number: that many seconds of maximum), has the runner run it, and turns the result into the
+mcp-types model of the method.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import mcp_types
+from pydantic import BaseModel
+
+from mcp_client._version import __version__
+from mcp_client.cache.partition import authorization_context, new_token, server_key
+from mcp_client.cache.requests import CacheArg, CachedRequests
+from mcp_client.cache.result_cache import ResultCache
+from mcp_client.calls import CallRunner
+from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
+from mcp_client.calls.progress import ProgressCallback, ProgressSink
+from mcp_client.calls.tasks import TaskControl
+from mcp_client.client.call import Call
+from mcp_client.client.features import ServerFeatures
+from mcp_client.client.listen import Listening
+from mcp_client.client.output_schema import OutputValidator
+from mcp_client.client.pins import PinnedTools
+from mcp_client.client.server_view import ServerView
+from mcp_client.client.start_failure import close_and_raise
+from mcp_client.client.supervisor import Supervisor
+from mcp_client.client.task_reference import Resuming
+from mcp_client.client.tasks import TaskMethods, TaskPolicy
+from mcp_client.client.tool_pins import ToolPins
+from mcp_client.client.tools import HANDED, Handed, ToolPath
+from mcp_client.errors import ConnectError
+from mcp_client.events import Event
+from mcp_client.extensions import ExtensionsArg, with_extensions
+from mcp_client.policy import DEFAULT_TIMEOUT, TimeoutPolicy
+from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClientDefault
+from mcp_client.policy.registry import PolicyRegistry, RetryArg, with_retry_rules
+from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
+from mcp_client.policy.timeout import as_timeout_policy
+from mcp_client.protocol import negotiate
+from mcp_client.protocol.logs import LogLevel
+from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
+from mcp_client.protocol.results import idempotent_hint, tool_params
+from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
+from mcp_client.session.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
+from mcp_client.session.inflight import RequestControl
+from mcp_client.session.session import Session
+from mcp_client.transports.base import JSONObject, Transport
+
+__all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
+
+logger = logging.getLogger("mcp_client")
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resuming, PinnedTools):
+    """A connection to one MCP server.
+
+    ```python
+    async with Client(stdio("python", ["server.py"]), timeout=TimeoutPolicy(idle=30, maximum=600)) as client:
+        result = await client.call_tool("reindex", {"collection": "docs"}, on_progress=print)
+    ```
+
+    Args:
+        transport: How to reach the server: :func:`~mcp_client.stdio`, :func:`~mcp_client.http`, or
+            :func:`~mcp_client.memory` in tests.
+        timeout: The default policy of every call (``None``: no limits; a number: that maximum over the
+            defaults). Its ``connect`` field bounds start-up.
+        protocol: ``"auto"`` (probe with ``server/discover`` at 2026-07-28, fall back to ``initialize``) or one
+            protocol version to use without probing.
+        client_info: ``name``/``version`` (and optional ``title``...) this client reports to servers.
+        on_event: Called with every :mod:`~mcp_client.events` event as it happens; must be quick, must not block.
+        progress_interval: Minimum seconds between two progress deliveries to a callback or iterator.
+        probe_timeout: Seconds to wait for an answer to ``server/discover`` before taking the server for legacy.
+        cancel_timeout: Seconds allowed for putting one cancellation on the wire (in the background).
+        retry: The default :class:`~mcp_client.RetryPolicy` (``None``: no retries). Only safe cases are retried.
+        policies: A :class:`~mcp_client.PolicyRegistry` of rules by tool name, glob and annotation, and the
+            server's level, over ``timeout`` and ``retry``.
+        retry_rules: Shorthand for tool rules that set only a retry policy: ``{"reindex*": RetryPolicy(...)}``.
+        elicitation: Answers the server's questions to the user (``elicitation/create``); declares the capability.
+        sampling: Runs the host's model for the server (``sampling/createMessage``); declares the capability.
+        roots: Lists the roots the host exposes (``roots/list``); declares the capability.
+        max_input_rounds: Most ``input_required`` rounds one call may take (2026-07-28).
+        meta_hook: Called as ``meta_hook(method, params)`` before each call is sent, to add ``_meta`` entries
+            (W3C trace context, for example).
+        extensions: Client extensions to declare in the capabilities: ``{"io.modelcontextprotocol/skills": {}}``.
+        validate_output: Check ``structuredContent`` against the tool's ``outputSchema`` (StructuredOutputError).
+        cache: Keep cacheable results while fresh (ttlMs): ``True``, ``False``, or a shared ``ResultCache``.
+        cache_partition: The host's name for this client's user: its ``private`` cache entries are shared with
+            every client of the same partition, and with no other (default: the sign-in, see docs/caching.md).
+        tasks: Task-backed tool calls, a :class:`~mcp_client.TaskPolicy` (on by default; ``False``: none at all).
+        max_in_flight: Most calls in flight to the server at once (``None``: no limit); the others wait in line,
+            inside their maximum, before anything is sent (:mod:`mcp_client.calls.in_flight_limit`).
+        pin_tools: Refuse a call to a tool whose listed definition changed since it was pinned (``ToolChanged``)
+            until :meth:`accept_tool_change`; off, a change is only reported (``ToolDefinitionChanged``).
+        tool_pins: Pins to start from (``ToolPins.load(saved)``); by default each tool's first listing.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        timeout: TimeoutPolicy | float | None = DEFAULT_TIMEOUT,
+        protocol: ProtocolMode = "auto",
+        client_info: Mapping[str, Any] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        progress_interval: float | None = None,
+        probe_timeout: float = 5.0,
+        cancel_timeout: float = 5.0,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
+        policies: PolicyRegistry | None = None,
+        retry_rules: Mapping[str, RetryPolicy | None] | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+        max_input_rounds: int = 10,
+        meta_hook: Callable[[str, JSONObject], None] | None = None,
+        extensions: ExtensionsArg | None = None,
+        validate_output: bool = True,
+        cache: ResultCache | bool = True,
+        cache_partition: str | None = None,
+        tasks: bool | TaskPolicy = True,
+        max_in_flight: int | None = None,
+        pin_tools: bool = False,
+        tool_pins: ToolPins | None = None,
+    ) -> None:
+        self.transport = transport
+        self.timeout = as_timeout_policy(timeout)
+        self.protocol = protocol
+        default_info = {"name": "mcp-client", "version": __version__}
+        self.client_info = dict(client_info) if client_info is not None else default_info
+        self.retry = retry
+        self.policies = with_retry_rules(policies, retry_rules).with_defaults(self.timeout, retry)
+        """The rules that give each call its policies: call > tool > annotation > server > client default."""
+        self.retry_budget = RetryBudget()
+        """Shared by every call of this client: retries stop while most recent attempts fail."""
+        self.max_input_rounds = max_input_rounds
+        limit = check_max_in_flight(max_in_flight)
+        self._in_flight_limit = InFlightLimit(limit) if limit is not None else None
+        self._init_pins(pin_tools, tool_pins)
+        self.meta_hook = meta_hook
+        """Called as ``meta_hook(method, params)`` before each call is sent, on the calling task; it may add keys
+        to ``params["_meta"]`` (``Tracing.meta_hook`` puts the W3C ``traceparent`` there)."""
+        self._on_event = on_event
+        self._progress_interval = progress_interval
+        self._probe_timeout = probe_timeout
+        self._cancel_timeout = cancel_timeout
+        self._handlers = InputHandlers(elicitation=elicitation, sampling=sampling, roots=roots)
+        self._capabilities = self._init_tasks(tasks, with_extensions(self._handlers.capabilities(), extensions))
+        self._annotations: dict[str, mcp_types.ToolAnnotations | None] = {}
+        self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._output = OutputValidator() if validate_output else None
+        shared = cache if isinstance(cache, ResultCache) else (ResultCache() if cache else None)
+        token = new_token()  # this client's identity as a cache owner: never reused, unlike id(self)
+        context = authorization_context(transport, token, cache_partition)
+        self._cached = CachedRequests(shared, server_key(transport, token), context, self._now)
+        if shared is not None:
+            shared.add_listener(self._on_cache_invalidated)
+        self._log_level: LogLevel | None = None
+        self._stack: AsyncExitStack | None = None
+        self._session: Session | None = None
+        self._runner: CallRunner | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
+        self._renewal_lock = anyio.Lock()
+        self._session_generation = 0
+        self._identity: ServerIdentity | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        if self._stack is not None:
+            raise RuntimeError("a Client can be entered only once")
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        self._stack = stack
+        try:
+            task_group = await stack.enter_async_context(anyio.create_task_group())
+            self._task_group = task_group
+            # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
+            stack.callback(task_group.cancel_scope.cancel)
+            if (restart := getattr(self.transport, "restart", None)) is not None:  # stdio that heals: see supervisor
+                await Supervisor.start(self, restart, task_group, stack)
+                self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
+                return self
+            runner = self._new_runner()
+            session = runner.session
+            connection = await stack.enter_async_context(self.transport.connect(session))
+            # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
+            stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
+            session.attach(connection)
+            self._session = session
+            self._runner = runner
+            self._connect_tasks(runner, task_group, self._handlers, self._cancel_timeout, stack)
+            self._identity = await self._start_session(runner)
+        except BaseException as exc:
+            self._stack = None
+            # Close without handing the error to the task group, which would wrap it in an exception group.
+            # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
+            await close_and_raise(stack, exc, self.transport.description)
+        return self
+
+    def _new_runner(self) -> CallRunner:
+        """A session (not connected yet) and the runner of its calls."""
+        assert self._task_group is not None
+        input_handler = self._handlers.handle if self._handlers.any else None
+        session = Session(
+            task_group=self._task_group,
+            emit=self._on_event,
+            cancel_timeout=self._cancel_timeout,
+            input_handler=input_handler,
+            on_notification=self._on_notification,
+        )
+        return CallRunner(
+            session,
+            budget=self.retry_budget,
+            max_rounds=self.max_input_rounds,
+            progress_interval=self._progress_interval,
+            input_handler=input_handler,
+            in_flight_limit=self._in_flight_limit,
+        )
+
+    async def _start_session(self, runner: CallRunner) -> ServerIdentity:
+        connect = self.policies.server_timeout.connect
+        with anyio.move_on_after(connect if connect is not None else float("inf")) as scope:
+            return self._remember_discovery(
+                await negotiate.start(
+                    runner,
+                    mode=self.protocol,
+                    cache_key=self.transport.era_cache_key,
+                    handshake_only=self.transport.handshake_only,
+                    client_info=self.client_info,
+                    capabilities=self._capabilities,
+                    probe_timeout=self._probe_timeout,
+                )
+            )
+        assert scope.cancelled_caught
+        raise ConnectError(f"could not start a session with {self.transport.description!r} within {connect:g} s")
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Cancel the calls still running in the background (on the wire too), then shut the connection down
+        (for stdio: close stdin, then SIGTERM, then SIGKILL, all bounded)."""
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return
+        background = [call for call in self._calls if not call.done]
+        for call in background:
+            call.stop("the client is closing")  # (a detached call's task is left running on the server)
+        with anyio.move_on_after(self._cancel_timeout):
+            await self._close_tasks("the client is closing", self._cancel_timeout)  # calls awaited elsewhere too
+            for call in background:
+                await call.wait()
+        await stack.aclose()
+
+    # -- policy ------------------------------------------------------------------------------------------------
+
+    def resolve(
+        self, tool: str | None = None, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, retry: RetryArg = USE_CLIENT_DEFAULT
+    ) -> tuple[TimeoutPolicy, RetryPolicy | None]:
+        """The timeout and retry policies a call runs under: the call's own arguments, else the rules of
+        :attr:`policies` for the tool (by name, then by the annotations ``list_tools()`` reported), else the
+        server's and the client's defaults."""
+        return self.policies.resolve(
+            tool, self._annotations.get(tool) if tool else None, call_timeout=timeout, call_retry=retry
+        )
+
+    def resolve_timeout(self, timeout: TimeoutArg) -> TimeoutPolicy:
+        """The policy a request that is no tool call runs under with this ``timeout=`` argument."""
+        return self.resolve(None, timeout=timeout)[0]
+
+    def is_idempotent(self, tool: str) -> bool:
+        """What ``tools/list`` said: True for a tool annotated ``idempotentHint`` or ``readOnlyHint``."""
+        return idempotent_hint(self._annotations.get(tool))
+
+    async def request(
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+        idempotent: bool = False,
+        log_level: LogLevel | None = None,
+    ) -> JSONObject:
+        """Send any request and return its raw ``result`` object (for methods without a helper here).
+
+        ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
+        ``log_level``: as for :meth:`call_tool`.
+        """
+        started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
+        own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
+        self._stamp_log_level(own_params, log_level)
+        policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)
+        return await self._calls_runner.run(
+            method,
+            own_params,
+            policy=policy,
+            retry=retry_policy,
+            idempotent=idempotent,
+            headers=headers,
+            started_at=started_at,
+            on_progress=on_progress,
+            renew=self._renew_session,
+        )
+
+    def _prepare(
+        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
+    ) -> tuple[TimeoutPolicy, RetryPolicy | None, dict[str, str] | None]:
+        """The call's policies and tool headers, after the meta hook saw ``params`` (the client's own dict)."""
+        if self.meta_hook is not None:
+            self.meta_hook(method, params)
+        tool = params.get("name") if method == "tools/call" else None
+        policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
+        headers = self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None
+        return policy, retry_policy, headers
+
+    async def _renew_session(self) -> None:
+        """Start a new session after the server ended ours; concurrent callers share one renewal."""
+        generation = self._session_generation
+        async with self._renewal_lock:
+            if generation != self._session_generation:
+                return  # another call already renewed it
+            logger.info("the server ended the session; starting a new one")
+            self._identity = await self._start_session(self._calls_runner)
+            self._session_generation += 1
+
+    def _on_notification(self, method: str, params: JSONObject) -> None:
+        self._task_status_hint(method, params)
+        if self._cached.cache is not None:  # (its listener forgets the tool hints)
+            self._cached.cache.on_notification(method, params, server=self._cached.server)
+        elif method == "notifications/tools/list_changed":
+            self._forget_tool_hints()
+
+    @property
+    def _sends_tool_headers(self) -> bool:
+        """``Mcp-Param-*`` headers: where the era stamps them (2026-07-28) and the transport carries them (HTTP)."""
+        return self.transport.carries_headers and self.era.param_headers
+
+    def _tool_headers(self, tool: str, arguments: object) -> dict[str, str] | None:
+        params = self._header_params.get(tool)
+        if not params or not self._sends_tool_headers:
+            return None
+        return header_values(params, arguments if isinstance(arguments, Mapping) else None)
+
+    # -- tools --------------------------------------------------------------------------------------------------
+
+    async def list_tools(
+        self, *, timeout: TimeoutArg = USE_CLIENT_DEFAULT, cache: CacheArg = True
+    ) -> list[mcp_types.Tool]:
+        """Every tool, all pages (fresh ones from the cache unless ``cache`` says otherwise); the tool hints."""
+        pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout, cache)
+        tools = [tool for page in [p async for p in pages] for tool in page.tools]
+        if self._sends_tool_headers:
+            # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
+            tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)
+        self._observe_tools(tools)
+        self._annotations = {tool.name: tool.annotations for tool in tools}
+        self._output_schemas = {tool.name: tool.output_schema for tool in tools}
+        self._learn_task_support(tools)
+        return tools
+
+    def tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
+    ) -> Call[mcp_types.CallToolResult]:
+        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
+
+        ```python
+        async with client.tool_call("reindex", {"collection": "docs"}) as call:
+            async for p in call.progress():
+                print(p.progress, p.total, p.message)
+            result = await call.result()
+        ```
+        Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
+        """
+        self._check_pinned(name)
+        params = tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
+        prepared = self._prepare("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)
+        if self._task_group is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        handle = TaskControl()
+
+        async def run(started_at: float, sink: ProgressSink, control: RequestControl) -> mcp_types.CallToolResult:
+            # call_tool itself runs the call, with the handle's start, params, stream, control and task record (the
+            # handle runs in a task of its own: the context variable is that task's).
+            HANDED.set(Handed(started_at, params, prepared, sink, control, handle))
+            return await self.call_tool(
+                name, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
+            )
+
+        call = Call(
+            self._calls_runner,
+            self._task_group,
+            "tools/call",
+            run,
+            policy=prepared[0],
+            progress_interval=self._progress_interval,
+            task=handle,
+            endpoint=self.endpoint,  # for call.handoff()
+            tool=name,
+        )
+        self._calls.add(call)
+        return call

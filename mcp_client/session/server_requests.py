@@ -1,0 +1,95 @@
+"""Requests the server makes of the client at 2025-11-25: ``ping``, and elicitation, sampling and roots.
+
+At 2025-11-25 a server may send requests of its own on the connection; the session routes them here (the era
+decides whether they are accepted at all: at 2026-07-28 servers must not send any, and the same questions come as
+input rounds of a call instead). Each is answered in a task of the client's task group, so the reader never waits:
+``ping`` at once, the input methods by the host's handler while the idle clocks of the calls in flight are paused
+(a person is answering), anything else with ``-32601``. A ``notifications/cancelled`` naming one of them ends its
+handler, and then no response is sent, as the server expects none.
+
+Part of the session layer: may touch the session's task group and the handler it is given; nothing above it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from mcp_client.errors import ServerError, TransportError
+from mcp_client.session.handlers import InputHandler
+from mcp_client.transports.base import JSONObject
+
+__all__ = ["INPUT_REQUEST_METHODS", "ServerRequests"]
+
+logger = logging.getLogger("mcp_client.session")
+
+INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+"""The server's requests that the host's input handler answers."""
+
+
+class ServerRequests:
+    """The server's requests being answered on one connection."""
+
+    def __init__(
+        self,
+        *,
+        task_group: anyio.abc.TaskGroup,
+        handler: InputHandler | None,
+        waiting_on_a_person: Callable[[], AbstractContextManager[None]],
+        send_response: Callable[[JSONObject], Awaitable[None]],
+        send_timeout: float,
+    ) -> None:
+        self._task_group = task_group
+        self._handler = handler
+        self._waiting_on_a_person = waiting_on_a_person
+        self._send_response = send_response
+        self._send_timeout = send_timeout
+        self._running: dict[str, anyio.CancelScope] = {}
+
+    def accept(self, request_id: Any, method: str, params: JSONObject) -> None:
+        """Answer the server's request ``request_id`` in the background. Never blocks."""
+        self._task_group.start_soon(self._answer, request_id, method, params)
+
+    def withdraw(self, params: JSONObject) -> None:
+        """The server cancelled a request it made (``notifications/cancelled``): stop answering it."""
+        scope = self._running.get(_request_key(params.get("requestId")))
+        if scope is not None:
+            scope.cancel()
+
+    async def _answer(self, request_id: Any, method: str, params: JSONObject) -> None:
+        response: JSONObject = {"jsonrpc": "2.0", "id": request_id}
+        if method == "ping":
+            response["result"] = {}
+        elif self._handler is None or method not in INPUT_REQUEST_METHODS:
+            response["error"] = {"code": -32601, "message": f"the client does not handle {method}"}
+        else:
+            key = _request_key(request_id)
+            with anyio.CancelScope() as scope:
+                self._running[key] = scope
+                try:
+                    with self._waiting_on_a_person():
+                        response["result"] = await self._handler(method, params)
+                except ServerError as exc:
+                    response["error"] = {"code": exc.code, "message": exc.message}
+                except Exception:
+                    logger.exception("handler for the server's %s request failed", method)
+                    response["error"] = {"code": -32603, "message": "the client failed to handle the request"}
+                finally:
+                    self._running.pop(key, None)
+            if scope.cancelled_caught:
+                return  # the server cancelled its request: it expects no response
+        with anyio.move_on_after(self._send_timeout):
+            try:
+                await self._send_response(response)
+            except TransportError as exc:
+                logger.debug("could not answer the server's %s: %s", method, exc)
+
+
+def _request_key(raw: object) -> str:
+    """A server's request id as a dict key: ids 7 and "7" are the same request."""
+    return str(raw)

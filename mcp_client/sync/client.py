@@ -1,0 +1,312 @@
+"""The blocking API, for hosts without an event loop: the same clients, policies, errors and results.
+
+```python
+from mcp_client import TimeoutPolicy, stdio
+from mcp_client.sync.client import Client
+
+with Client(stdio("python", ["server.py"]), timeout=TimeoutPolicy(idle=30, maximum=600)) as client:
+    tools = client.list_tools()
+    result = client.call_tool("reindex", {"collection": "docs"}, on_progress=print)
+```
+
+Each sync client owns a :func:`anyio.from_thread.start_blocking_portal`: an event loop (asyncio unless
+``backend="trio"``) on a thread of its own, in which the async :class:`mcp_client.Client` (or
+:class:`mcp_client.ClientGroup`) is entered and every method runs. The calling thread blocks on the result.
+
+* Every method takes the arguments of its async twin and raises the same typed errors.
+* The caller's :mod:`contextvars` (an active OpenTelemetry span, say) are carried into the call.
+* Ctrl-C while a call is in flight cancels the call **on the wire** (``notifications/cancelled`` over stdio), waits
+  a bounded time for the cancellation to be written, then re-raises :class:`KeyboardInterrupt`; the client stays
+  usable.
+* Progress callbacks (sync or async) run on the client's event-loop thread: keep them quick, and do not call the
+  sync client from inside one (anyio refuses: it would deadlock).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import Any
+
+import mcp_types
+
+from mcp_client.calls.progress import ProgressCallback
+from mcp_client.client.client import Client as AsyncClient
+from mcp_client.config.load import ServerSpec
+from mcp_client.group import ClientGroup as AsyncClientGroup, GroupEventHook, ServerStatus
+from mcp_client.policy import TimeoutPolicy
+from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
+from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
+from mcp_client.policy.retry import RetryPolicy
+from mcp_client.sync.portal import Portal, PortalRunner
+from mcp_client.sync.subscription import SyncSubscription
+from mcp_client.sync.view import ClientView, SyncCall
+from mcp_client.transports.base import Transport
+
+__all__ = ["DEFAULT_INTERRUPT_TIMEOUT", "Client", "ClientGroup", "ClientView", "SyncCall", "SyncSubscription"]
+
+DEFAULT_INTERRUPT_TIMEOUT = 5.0
+"""Seconds a Ctrl-C waits for the interrupted call to end and its cancellation to be written before re-raising."""
+
+
+class Client(ClientView):
+    """A blocking connection to one MCP server: :class:`mcp_client.Client` on an event loop of its own.
+
+    ```python
+    with Client(stdio("python", ["server.py"])) as client:
+        print(client.call_tool("echo", {"text": "hi"}))
+    ```
+
+    Args:
+        transport: How to reach the server.
+        backend: The event loop to run it on: ``"asyncio"`` (default) or ``"trio"``.
+        backend_options: Options of that backend (as for :func:`anyio.run`).
+        interrupt_timeout: Seconds a Ctrl-C waits for the interrupted call to be cancelled on the wire.
+        **options: Every option of :class:`mcp_client.Client` (``timeout``, ``retry``, ``on_event``, ...).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        backend: str = "asyncio",
+        backend_options: Mapping[str, Any] | None = None,
+        interrupt_timeout: float = DEFAULT_INTERRUPT_TIMEOUT,
+        **options: Any,
+    ) -> None:
+        super().__init__(AsyncClient(transport, **options), None)
+        self._portal = Portal(backend, backend_options, name=f"mcp-client {transport.description}")
+        self._interrupt_timeout = interrupt_timeout
+
+    def open(self) -> Client:
+        """Start the event loop and connect (what ``with`` does). Raises what :class:`mcp_client.Client` raises."""
+        portal, _ = self._portal.enter(self._async)
+        self._runner_ = PortalRunner(portal, self._interrupt_timeout, self._drain)
+        return self
+
+    async def _drain(self, timeout: float) -> None:
+        await self._async.session.drain_cancels(timeout)
+
+    def close(self) -> None:
+        """Shut the connection down (for stdio: close stdin, then SIGTERM, then SIGKILL, bounded), then stop the
+        event loop. Idempotent."""
+        self._runner_ = None
+        self._portal.close()
+
+    def __enter__(self) -> Client:
+        return self.open()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class ClientGroup:
+    """Several MCP servers, blocking: :class:`mcp_client.ClientGroup` on an event loop of its own.
+
+    ```python
+    with ClientGroup.from_config("mcp.json") as group:
+        print(group.failures)
+        result = group.call_tool("search/query", {"q": "anyio"})
+    ```
+
+    Args:
+        servers: The servers by name (see :class:`mcp_client.ClientGroup`).
+        backend, backend_options, interrupt_timeout: As for :class:`Client`.
+        on_event, list_tools, **client_options: As for :class:`mcp_client.ClientGroup`.
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerSpec | Transport],
+        *,
+        on_event: GroupEventHook | None = None,
+        list_tools: bool = True,
+        backend: str = "asyncio",
+        backend_options: Mapping[str, Any] | None = None,
+        interrupt_timeout: float = DEFAULT_INTERRUPT_TIMEOUT,
+        **client_options: Any,
+    ) -> None:
+        self._init(
+            AsyncClientGroup(servers, on_event=on_event, list_tools=list_tools, **client_options),
+            backend,
+            backend_options,
+            interrupt_timeout,
+        )
+
+    def _init(
+        self,
+        group: AsyncClientGroup,
+        backend: str,
+        backend_options: Mapping[str, Any] | None,
+        interrupt_timeout: float,
+    ) -> None:
+        self._async = group
+        self._portal = Portal(backend, backend_options, name="mcp-client group")
+        self._interrupt_timeout = interrupt_timeout
+        self._runner_: PortalRunner | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        on_event: GroupEventHook | None = None,
+        list_tools: bool = True,
+        backend: str = "asyncio",
+        backend_options: Mapping[str, Any] | None = None,
+        interrupt_timeout: float = DEFAULT_INTERRUPT_TIMEOUT,
+        **client_options: Any,
+    ) -> ClientGroup:
+        """A group of the servers of an ``mcp.json`` (see :meth:`mcp_client.ClientGroup.from_config`).
+
+        Raises:
+            ConfigError: The configuration is not valid.
+        """
+        group = cls.__new__(cls)
+        async_group = AsyncClientGroup.from_config(config, on_event=on_event, list_tools=list_tools, **client_options)
+        group._init(async_group, backend, backend_options, interrupt_timeout)
+        return group
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    def open(self) -> ClientGroup:
+        """Start the event loop and every server, concurrently (what ``with`` does)."""
+        portal, _ = self._portal.enter(self._async)
+        self._runner_ = PortalRunner(portal, self._interrupt_timeout, self._drain)
+        return self
+
+    async def _drain(self, timeout: float) -> None:
+        for client in self._async.clients.values():
+            await client.session.drain_cancels(timeout)
+
+    def close(self) -> None:
+        """Shut every server down, concurrently, then stop the event loop. Idempotent."""
+        self._runner_ = None
+        self._portal.close()
+
+    def __enter__(self) -> ClientGroup:
+        return self.open()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def _runner(self) -> PortalRunner:
+        if self._runner_ is None:
+            raise RuntimeError("the group is not open: use 'with ClientGroup(...)' or call open()")
+        return self._runner_
+
+    @property
+    def async_group(self) -> AsyncClientGroup:
+        """The async group underneath (its methods must run on the portal's event loop)."""
+        return self._async
+
+    # -- the servers -----------------------------------------------------------------------------------------
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._async
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._async)
+
+    def __len__(self) -> int:
+        return len(self._async)
+
+    def __getitem__(self, name: str) -> ClientView:
+        """The blocking client of server ``name`` (raises as :meth:`mcp_client.ClientGroup.__getitem__`)."""
+        return ClientView(self._async[name], self._runner)
+
+    @property
+    def clients(self) -> dict[str, ClientView]:
+        """The blocking clients of the servers that started."""
+        runner = self._runner
+        return {name: ClientView(client, runner) for name, client in self._async.clients.items()}
+
+    @property
+    def failures(self) -> dict[str, Exception]:
+        """The servers that failed to start, and why."""
+        return self._async.failures
+
+    def status(self, name: str) -> ServerStatus:
+        """Where server ``name`` is: starting, ready, failed, dead or closed."""
+        return self._async.status(name)
+
+    def policies(self, name: str) -> PolicyRegistry:
+        """The rules server ``name``'s calls run under."""
+        return self._async.policies(name)
+
+    # -- tools -------------------------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, mcp_types.Tool]:
+        """Every tool known from the last listing of each server, by qualified name ``server/tool``."""
+        return self._async.tools
+
+    def list_tools(self) -> dict[str, list[mcp_types.Tool]]:
+        """List the tools of every running server, concurrently (see :meth:`mcp_client.ClientGroup.list_tools`)."""
+        return self._runner.run(self._async.list_tools)
+
+    def accept_tool_change(self, name: str) -> None:
+        """Accept the changed definition of tool ``server/tool`` (see
+        :meth:`mcp_client.ClientGroup.accept_tool_change`)."""
+        self._async.accept_tool_change(name)
+
+    def resolve(
+        self,
+        qualified: str,
+        *,
+        timeout: TimeoutArg | PartialTimeout = USE_CLIENT_DEFAULT,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+    ) -> tuple[TimeoutPolicy, RetryPolicy | None]:
+        """The timeout and retry policies a call of ``server/tool`` would run under."""
+        return self._async.resolve(qualified, timeout=timeout, retry=retry)
+
+    def call_tool(
+        self,
+        qualified: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg | PartialTimeout = USE_CLIENT_DEFAULT,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+    ) -> mcp_types.CallToolResult:
+        """Call tool ``server/tool`` under its rules (see :meth:`mcp_client.ClientGroup.call_tool`)."""
+        return self._runner.run(
+            self._async.call_tool,
+            qualified,
+            arguments,
+            timeout=timeout,
+            retry=retry,
+            on_progress=on_progress,
+            raise_on_error=raise_on_error,
+        )
+
+    def tool_call(
+        self,
+        qualified: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg | PartialTimeout = USE_CLIENT_DEFAULT,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+    ) -> SyncCall[mcp_types.CallToolResult]:
+        """A blocking handle on ``server/tool`` (see :class:`SyncCall`); use it with ``with``."""
+        runner = self._runner
+        call = runner.call_sync(
+            lambda: self._async.tool_call(
+                qualified,
+                arguments,
+                timeout=timeout,
+                retry=retry,
+                on_progress=on_progress,
+                raise_on_error=raise_on_error,
+            )
+        )
+        return SyncCall(runner, call)

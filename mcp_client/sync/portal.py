@@ -1,0 +1,142 @@
+"""Running coroutines for a blocking caller: the portal machinery under :mod:`mcp_client.sync.client`.
+
+A :class:`Portal` starts an event loop on a thread of its own (anyio's blocking portal) and enters an async
+context manager in it; a :class:`PortalRunner` runs each coroutine there for the calling thread, in a copy of the
+caller's context, and turns a Ctrl-C while it waits into a cancellation of that coroutine (so of its request, on
+the wire), waited for a bounded time. May touch anyio's portal and the standard library only.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextvars
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import ExitStack
+from typing import Any, ParamSpec, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+__all__ = ["Portal", "PortalRunner"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+_POLL = 0.2
+"""Seconds between two checks of a waiting thread: lets signal handlers run even where a blocking wait is not
+interruptible (Windows)."""
+
+
+class PortalRunner:
+    """Runs coroutines in a portal for a blocking caller, and turns Ctrl-C into a cancellation on the wire."""
+
+    def __init__(self, portal: BlockingPortal, interrupt_timeout: float, drain: Callable[[float], Awaitable[None]]):
+        self.portal = portal
+        self.interrupt_timeout = interrupt_timeout
+        self._drain = drain
+
+    def run(self, func: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``func(*args, **kwargs)`` in the portal, in a copy of the caller's context; block for its result.
+
+        On :class:`KeyboardInterrupt` (or any exception raised in this thread while it waits, even before the task
+        started) the task is cancelled, which cancels its request on the wire; the wait for that is bounded, then
+        the interrupt is re-raised.
+        """
+        context = contextvars.copy_context()
+        handle = _Interruptible()
+
+        async def task() -> T:
+            try:
+                _adopt(context)
+                with anyio.CancelScope() as scope:
+                    handle.scope = scope
+                    if handle.cancelled:
+                        scope.cancel()
+                    return await func(*args, **kwargs)
+                raise _Interrupted("the call was interrupted")
+            finally:
+                handle.finished.set()
+
+        try:
+            future = self.portal.start_task_soon(task)
+            _wait(future)
+        except BaseException:
+            self._interrupt(handle)
+            raise
+        return future.result()
+
+    def call_sync(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a plain function on the event-loop thread (for state the loop owns)."""
+        return self.portal.call(lambda: func(*args, **kwargs))
+
+    def _interrupt(self, handle: _Interruptible) -> None:
+        try:
+            self.portal.call(handle.cancel)
+            if not handle.finished.wait(self.interrupt_timeout):
+                return
+            drained = self.portal.start_task_soon(self._drain, self.interrupt_timeout)
+            concurrent.futures.wait([drained], timeout=self.interrupt_timeout)
+        except RuntimeError:  # the portal is already shutting down
+            pass
+
+
+class _Interrupted(Exception):
+    """Ends a task cancelled by an interrupt of its caller (who no longer waits for its result)."""
+
+
+class _Interruptible:
+    """Lets the waiting thread cancel its task, whether the task has started yet or not."""
+
+    def __init__(self) -> None:
+        self.scope: anyio.CancelScope | None = None
+        self.cancelled = False
+        self.finished = threading.Event()
+
+    def cancel(self) -> None:
+        """On the event-loop thread: cancel the task now, or as soon as it starts."""
+        self.cancelled = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+def _wait(future: concurrent.futures.Future[Any]) -> None:
+    while not future.done():
+        concurrent.futures.wait([future], timeout=_POLL)
+
+
+def _adopt(context: contextvars.Context) -> None:
+    """Give the running task the values of the caller's context variables (its own copy is changed, no more)."""
+    for var, value in context.items():
+        var.set(value)
+
+
+class Portal:
+    """A blocking portal started on demand and stopped on close."""
+
+    def __init__(self, backend: str, backend_options: Mapping[str, Any] | None, name: str) -> None:
+        self._backend = backend
+        self._backend_options = dict(backend_options) if backend_options is not None else None
+        self._name = name
+        self._stack: ExitStack | None = None
+
+    def enter(self, target: Any) -> tuple[BlockingPortal, Any]:
+        """Start the portal and enter the async context manager ``target`` in it; returns both."""
+        if self._stack is not None:
+            raise RuntimeError("already open")
+        stack = ExitStack()
+        try:
+            portal = stack.enter_context(start_blocking_portal(self._backend, self._backend_options, name=self._name))
+            entered = stack.enter_context(portal.wrap_async_context_manager(target))
+        except BaseException as exc:
+            # Hand the exception over: the portal then cancels what is still running (a connect under way).
+            stack.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._stack = stack
+        return portal, entered
+
+    def close(self) -> None:
+        """Leave the async context manager, then stop the event loop. Idempotent."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            stack.close()
