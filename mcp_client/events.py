@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from mcp_client._types import RequestId
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.policy.progress import Progress
 from mcp_client.policy.timeout import TimeoutKind
@@ -41,8 +42,6 @@ __all__ = [
     "ToolDefinitionChanged",
     "TransportFailure",
 ]
-
-RequestId: TypeAlias = int | str
 
 
 class CancelMethod(enum.Enum):

@@ -48,6 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "mcp_client.otel needs OpenTelemetry: install the 'otel' extra (pip install 'mcp-policy-client[otel]')"
     ) from exc
 
+from mcp_client._types import JSONObject
 from mcp_client._version import __version__
 from mcp_client.errors import MCPClientError, RequestCancelled, RequestTimeout, ServerError, ToolError
 from mcp_client.events import (
@@ -63,7 +64,6 @@ from mcp_client.events import (
     TimedOut,
     TransportFailure,
 )
-from mcp_client.transports.base import JSONObject
 
 __all__ = [
     "ATTR_ATTEMPTS",

@@ -16,6 +16,7 @@ import math
 import anyio
 import anyio.lowlevel
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import (
     IdleTimeout,
     MaxTimeout,
@@ -29,7 +30,6 @@ from mcp_client.events import RequestSent, Slow, TimedOut
 from mcp_client.policy import TimeoutKind, TimeoutPolicy
 from mcp_client.session.inflight import CANCELLED, CallState, WireRequest
 from mcp_client.session.session import Session
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["CALLER_SCOPE_GRACE", "run_attempt"]
 

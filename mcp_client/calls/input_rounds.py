@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import anyio
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import MaxTimeout, MCPClientError, MethodNotFound, ProtocolError, RequestCancelled
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["INPUT_METHODS", "answer_input_round", "wants_input"]
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import run_attempt
 from mcp_client.calls.delivery import progress_delivery
 from mcp_client.calls.in_flight_limit import InFlightLimit
@@ -34,7 +35,6 @@ from mcp_client.protocol.era import Era
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, RequestControl
 from mcp_client.session.session import Session
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["CallRunner", "Renewal", "Then"]
 

@@ -29,6 +29,7 @@ import anyio
 import anyio.abc
 
 from mcp_client._backends.base import current_backend
+from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
 from mcp_client.calls.runner import CallRunner, Then
@@ -58,7 +59,6 @@ from mcp_client.protocol.tasks import Task
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, RequestControl, WireRequest
 from mcp_client.session.pending import Pending
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.protocol.era import Era
@@ -218,7 +218,7 @@ class TaskRunner:
             if backwards:
                 logger.info("task %s: ignoring a status report that goes backwards (%s)", run.task_id, report.status)
         run.schedule.answered(
-            self._session.now(),
+            self._session.clock(),
             interval=report.poll_interval,
             changed=change in (StatusChange.FIRST, StatusChange.CHANGED),
         )
@@ -258,7 +258,7 @@ class TaskRunner:
         call = run.call
         deadline = call.deadline
         while True:
-            now = self._session.now()
+            now = self._session.clock()
             if deadline.take_slow(now):
                 self._session.emit(Slow(_last(call.request_ids), call.method, deadline.elapsed(now)))
             kind = _hard_expiry(deadline.expired(now))
@@ -283,7 +283,7 @@ class TaskRunner:
             if call.cancel_reason is not None:
                 reason = call.cancel_reason
                 raise RequestCancelled(f"tools/call was cancelled: {reason} (task {run.task_id!r})", reason=reason)
-            now = self._session.now()
+            now = self._session.clock()
             if (run.hinted or now >= due) and _hard_expiry(deadline.expired(now)) is None:
                 run.hinted = False
                 return
@@ -295,7 +295,7 @@ class TaskRunner:
         except TransportError:
             if self._gone:
                 raise  # the connection is gone for good: no poll will be answered
-            run.schedule.failed(self._session.now())
+            run.schedule.failed(self._session.clock())
             return None
         except InvalidParams as exc:
             run.settled = True
@@ -313,7 +313,7 @@ class TaskRunner:
         except TransportError:
             if self._gone:
                 raise
-            run.schedule.failed(self._session.now())
+            run.schedule.failed(self._session.clock())
             return None
         except ServerError as exc:
             run.settled = True
@@ -338,10 +338,10 @@ class TaskRunner:
             if self._gone:
                 raise
             run.keys.hold(responses)  # not delivered: sent again, as they are, when a poll still asks for them
-            run.schedule.failed(self._session.now())
+            run.schedule.failed(self._session.clock())
             return
         run.keys.delivered()
-        run.schedule.answered(self._session.now(), interval=None, changed=True)
+        run.schedule.answered(self._session.clock(), interval=None, changed=True)
 
     async def _request(self, run: _Run, method: str, params: JSONObject, *, no_idle: bool = False) -> JSONObject:
         """One ``tasks/*`` request of the drive: an attempt of the call, under its one deadline (the idle clock

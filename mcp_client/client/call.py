@@ -92,7 +92,7 @@ class Call(Generic[ResultT]):
         if self._started:
             raise RuntimeError("a Call can be started only once")
         self._started = True
-        self._client_tasks.start_soon(self._run, self._runner.session.now())
+        self._client_tasks.start_soon(self._run, self._runner.session.clock())
 
     async def _run(self, started_at: float) -> None:
         try:

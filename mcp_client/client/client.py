@@ -21,6 +21,7 @@ import anyio.abc
 import mcp_types
 from pydantic import BaseModel
 
+from mcp_client._types import JSONObject
 from mcp_client._version import __version__
 from mcp_client.cache.partition import authorization_context, new_token, server_key
 from mcp_client.cache.requests import CacheArg, CachedRequests
@@ -57,7 +58,7 @@ from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_v
 from mcp_client.session.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcp_client.session.inflight import RequestControl
 from mcp_client.session.session import Session
-from mcp_client.transports.base import JSONObject, Transport
+from mcp_client.transports.base import Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
 
@@ -310,7 +311,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         ``idempotent`` says whether the request may be sent twice if it may have run (then ``retry`` applies).
         ``log_level``: as for :meth:`call_tool`.
         """
-        started_at = self.session.now()  # the maximum counts from the caller's call, not from our bookkeeping
+        started_at = self.session.clock()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
         self._stamp_log_level(own_params, log_level)
         policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)

@@ -15,6 +15,7 @@ import anyio
 import mcp_types
 from pydantic import BaseModel
 
+from mcp_client._types import JSONObject
 from mcp_client.cache.requests import CacheArg, CachedRequests, cache_mode
 from mcp_client.cache.result_cache import ResultCache
 from mcp_client.client.output_schema import OutputValidator
@@ -24,7 +25,6 @@ from mcp_client.protocol.completion import CompletionRef, completion_params
 from mcp_client.protocol.logs import LogLevel, check_level, with_log_level
 from mcp_client.protocol.results import parse_result
 from mcp_client.protocol.tool_headers import HeaderParam
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.calls.progress import ProgressCallback
@@ -83,7 +83,7 @@ class ServerFeatures:
         return self._cached.cache
 
     def _now(self) -> float:
-        return self.session.now() if self._session is not None else anyio.current_time()
+        return self.session.clock() if self._session is not None else anyio.current_time()
 
     def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
         """``result``, once its structured output matches the tool's ``outputSchema`` (when validation is on)."""

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     import anyio.abc
     import mcp_types
 
+    from mcp_client._types import JSONObject
     from mcp_client.calls import CallRunner
     from mcp_client.policy import TimeoutPolicy
     from mcp_client.policy.defaults import TimeoutArg
-    from mcp_client.transports.base import JSONObject
 
 __all__ = ["Listening"]
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.calls import CallRunner
 from mcp_client.calls.progress import ProgressSink
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
@@ -37,7 +38,6 @@ from mcp_client.policy import Progress, TimeoutPolicy
 from mcp_client.policy.restart import RestartLedger, RestartPolicy
 from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
 from mcp_client.session.session import Session
-from mcp_client.transports.base import JSONObject, RequestId
 
 if TYPE_CHECKING:
     from mcp_client.client.client import Client

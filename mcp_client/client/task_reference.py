@@ -162,7 +162,7 @@ class Resuming:
         self.check_reference(reference)
         if leave_running is None:
             return await self.task_result(reference.task_id, timeout=timeout, raise_on_error=raise_on_error)
-        started_at = self.session.now()
+        started_at = self.session.clock()
         result = await self._tasks.result(
             reference.task_id,
             policy=self.resolve_timeout(timeout),

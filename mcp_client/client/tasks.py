@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.abc
 import mcp_types
 
+from mcp_client._types import JSONObject
 from mcp_client.calls.runner import CallRunner
 from mcp_client.calls.tasks import TaskRunner
 from mcp_client.errors import MCPClientError, MissingClientCapability
@@ -28,7 +29,6 @@ from mcp_client.protocol.tasks import (
     wants_task,
 )
 from mcp_client.session.handlers import InputHandlers
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.policy.registry import RetryArg
@@ -80,7 +80,7 @@ class TaskMethods:
             RequestCancelled: The task was cancelled.
             MaxTimeout, IdleTimeout: The policy ran out (the task is then cancelled, as for any call).
         """
-        started_at = self.session.now()
+        started_at = self.session.clock()
         result = await self._tasks.result(task_id, policy=self.resolve_timeout(timeout), started_at=started_at)
         return tool_result(f"task {task_id}", result, raise_on_error)
 

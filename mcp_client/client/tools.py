@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import HeaderMismatch, MCPClientError
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import RetryArg
 from mcp_client.protocol.results import tool_params, tool_result
 from mcp_client.session.inflight import RequestControl
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.calls import CallRunner
@@ -123,7 +123,7 @@ class ToolPath:
         # (One frame for the whole call, handle or not: a call in flight holds little more than its frames.)
         handed = HANDED.get()
         if handed is None:
-            started_at = self.session.now()  # the maximum counts from here: nothing after this extends it
+            started_at = self.session.clock()  # the maximum counts from here: nothing after this extends it
             self._check_pinned(name)  # (a handle checked before it started)
             params = tool_params(name, arguments)
             self._stamp_log_level(params, log_level)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Final, Literal, TypeAlias, get_args
 
-from mcp_client.events import RequestId, ServerLog
+from mcp_client._types import RequestId
+from mcp_client.events import ServerLog
 
 __all__ = [
     "LOG_LEVELS",

@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 import mcp_types
 from pydantic import ValidationError
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import (
     ConnectError,
     HeaderMismatch,
@@ -40,7 +41,6 @@ from mcp_client.errors import (
 )
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.protocol.era import LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, Era
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["ERA_CACHE", "EraCache", "Handshake", "ProtocolMode", "ServerIdentity", "negotiate", "start"]
 

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import mcp_types
 from pydantic import BaseModel, ValidationError
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import ProtocolError, ToolError
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["idempotent_hint", "parse_result", "tool_params", "tool_result"]
 

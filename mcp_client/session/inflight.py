@@ -13,9 +13,9 @@ from typing import Protocol
 import anyio
 
 from mcp_client._backends.waiter import Waiter
+from mcp_client._types import JSONObject
 from mcp_client.errors import Attempt, MCPClientError
 from mcp_client.policy import Deadline, Progress, ProgressTracker
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["CANCELLED", "CallState", "ProgressSink", "RequestControl", "WireRequest"]
 

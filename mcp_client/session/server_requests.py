@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import ServerError, TransportError
 from mcp_client.session.handlers import InputHandler
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["INPUT_REQUEST_METHODS", "ServerRequests"]
 

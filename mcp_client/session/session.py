@@ -28,6 +28,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from mcp_client._backends.base import Backend, current_backend
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import (
     MCPClientError,
     ProtocolError,
@@ -61,7 +62,7 @@ from mcp_client.session.inflight import CallState, WireRequest
 from mcp_client.session.listeners import NotificationListener, tell
 from mcp_client.session.pending import Pending
 from mcp_client.session.server_requests import ServerRequests
-from mcp_client.transports.base import Connection, JSONObject, RequestId
+from mcp_client.transports.base import Connection
 
 __all__ = ["Session"]
 
@@ -113,7 +114,6 @@ class Session:
             send_timeout=cancel_timeout,
         )
         backend: Backend = current_backend()  # the backend's fast paths, looked up once
-        self._now: Callable[[], float] = backend.now
         self.clock = backend.now
         """The session's clock (the event loop's) as a plain function."""
         self.timer_lead = backend.timer_lead
@@ -156,10 +156,6 @@ class Session:
     def observed(self) -> bool:
         """True when the host has an event hook: events are only built then."""
         return self._emit is not None
-
-    def now(self) -> float:
-        """The session's clock (the event loop's), as the call runner's ``started_at`` takes it."""
-        return self._now()
 
     @property
     def in_flight(self) -> int:
@@ -246,13 +242,13 @@ class Session:
         """Stop the idle clock (and the maximum, if the policy says so) of ``calls`` (default: every call in flight)
         while the host asks a person something; restart them after."""
         targets = calls if calls is not None else list({r.call for r in self._in_flight.values()})
-        now = self._now()
+        now = self.clock()
         for call in targets:
             call.deadline.pause(now)
         try:
             yield
         finally:
-            now = self._now()
+            now = self.clock()
             for call in targets:
                 call.deadline.resume(now)
                 call.nudge()
@@ -264,7 +260,7 @@ class Session:
         request_id = request.request_id
         if self._in_flight.pop(request_id, None) is None:
             return  # (forgotten already: the answer came, and now its wait is over; a request leaves both together)
-        now = self._now()
+        now = self.clock()
         _remember(self._recent, request_id, now)
         if self._asking_for_logs:
             self._asking_for_logs.discard(request_id)
@@ -372,7 +368,7 @@ class Session:
     def _late_or_unknown(self, raw_id: object, request_id: int | None, message: JSONObject) -> None:
         if request_id is not None and self._ids.was_issued(request_id):
             ended = self._recent.get(request_id)
-            late_by = self._now() - ended if ended is not None else None
+            late_by = self.clock() - ended if ended is not None else None
             logger.debug("dropping a late response to request %s", raw_id)
             self.emit(LateMessage(request_id, "response", late_by, message))
         elif raw_id is None and "error" in message:
@@ -389,13 +385,13 @@ class Session:
             remembered = self._recent_tokens.get(token) if isinstance(token, str) else None
             if remembered is not None:
                 request_id, ended = remembered
-                self.emit(LateMessage(request_id, "progress", self._now() - ended, message))
+                self.emit(LateMessage(request_id, "progress", self.clock() - ended, message))
             else:
                 self.emit(ProgressRejected(None, token, value, "unknown progress token"))
             return
         call = request.call
         verdict, deliver = call.tracker.accept(value)
-        now = self._now()
+        now = self.clock()
         if verdict is not ProgressVerdict.ACCEPTED:
             self.emit(ProgressRejected(request.request_id, token, value, verdict.value))
             if call.deadline.policy.reset_on_any_message:
@@ -435,7 +431,7 @@ class Session:
         if request is not None:
             deadline = request.call.deadline
             if deadline.policy.reset_on_log or deadline.policy.reset_on_any_message:
-                now = self._now()
+                now = self.clock()
                 if deadline.sign_of_life(now) and self._emit is not None:
                     self.emit(IdleTimerReset(request.request_id, deadline.idle_at(now)))
         self.emit(log)

@@ -25,6 +25,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._types import JSONObject
 from mcp_client.calls import CallRunner
 from mcp_client.errors import MCPClientError, ServerError, TransportError
 from mcp_client.policy import TimeoutPolicy
@@ -32,7 +33,6 @@ from mcp_client.subscriptions.changes import SubscriptionFilter, change_from_not
 from mcp_client.subscriptions.errors import SubscriptionLost
 from mcp_client.subscriptions.pending import PendingChanges
 from mcp_client.subscriptions.router import router_for
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.session.session import Session

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from mcp_client._types import JSONObject
 from mcp_client.calls import CallRunner
 from mcp_client.errors import MCPClientError, ProtocolError, ServerError
 from mcp_client.events import ProtocolViolation, Relistened
@@ -43,7 +44,6 @@ from mcp_client.subscriptions.changes import (
 from mcp_client.subscriptions.errors import SubscriptionError, SubscriptionLost
 from mcp_client.subscriptions.pending import PendingChanges
 from mcp_client.subscriptions.router import id_key, router_for
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.session.session import Session
@@ -94,7 +94,7 @@ class _Listen:
         if method == ACKNOWLEDGED:
             if self.honoured is None:
                 self.honoured = owner.asked.honoured(params.get("notifications"))
-                self.acknowledged_at = owner.session.now()
+                self.acknowledged_at = owner.session.clock()
                 owner.acknowledged_by(self)
                 self.settled.set()
             return
@@ -222,7 +222,7 @@ class ModernSubscription:
             if listen.honoured is not None:
                 for change in changes_for(listen.honoured):
                     self._invalidated(change)
-            lived = self.session.now() - listen.acknowledged_at if listen.acknowledged_at is not None else 0.0
+            lived = self.session.clock() - listen.acknowledged_at if listen.acknowledged_at is not None else 0.0
             streak = 1 if lived >= self._policy.healthy_after else streak + 1
             lost = self._lost(error, streak)
             if lost is not None:

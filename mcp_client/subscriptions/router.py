@@ -14,10 +14,10 @@ import logging
 import weakref
 from typing import Any, Protocol
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import TransportError
 from mcp_client.session.session import Session
 from mcp_client.subscriptions.changes import SUBSCRIPTION_ID_KEY
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["Route", "SubscriptionRouter", "router_for"]
 

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 import mcp_types
 from anyio.from_thread import BlockingPortal
 
+from mcp_client._types import JSONObject
 from mcp_client.cache.requests import CacheArg
 from mcp_client.cache.result_cache import ResultCache
 from mcp_client.calls.progress import ProgressCallback
@@ -34,7 +35,7 @@ from mcp_client.protocol.tasks import Task
 from mcp_client.subscriptions import ListenPolicy
 from mcp_client.sync.portal import PortalRunner
 from mcp_client.sync.subscription import SyncSubscription
-from mcp_client.transports.base import JSONObject, Transport
+from mcp_client.transports.base import Transport
 
 __all__ = ["ClientView", "SyncCall"]
 

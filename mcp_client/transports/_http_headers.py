@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_client._types import JSONObject
 from mcp_client.protocol.era import PROTOCOL_VERSION_KEY
 from mcp_client.protocol.header_values import encode_header_value
-from mcp_client.transports.base import JSONObject
 
 __all__ = ["encode_header_value", "modern_version", "routing_name"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from mcp_client.transports.base import RequestId
+from mcp_client._types import RequestId
 
 __all__ = ["HEAD_SIZE", "response_id_from_head"]
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import abc
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, TypeAlias
+from typing import Protocol
 
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
 
 __all__ = ["JSONObject", "Connection", "MessageHandler", "RequestId", "Transport"]
-
-JSONObject: TypeAlias = dict[str, Any]
-RequestId: TypeAlias = int | str
 
 
 class MessageHandler(Protocol):

@@ -16,11 +16,12 @@ from collections.abc import Callable
 import anyio
 import anyio.abc
 
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._json import dump_bytes, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
-from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
+from mcp_client.transports.base import Connection, MessageHandler
 
 __all__ = [
     "BURST_PAUSE",

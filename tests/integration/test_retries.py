@@ -32,8 +32,9 @@ from mcp_client import (
     Transport,
     memory,
 )
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.testing.peer import ScriptedPeer
-from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
+from mcp_client.transports.base import Connection, MessageHandler
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 

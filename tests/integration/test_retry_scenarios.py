@@ -35,8 +35,9 @@ from mcp_client import (
     TransportError,
     memory,
 )
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.testing.peer import ScriptedPeer
-from mcp_client.transports.base import Connection, JSONObject, MessageHandler, RequestId
+from mcp_client.transports.base import Connection, MessageHandler
 from tests.integration.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]

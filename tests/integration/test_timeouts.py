@@ -258,10 +258,10 @@ async def test_the_maximum_counts_from_when_the_call_started(connect: Connect) -
         began = anyio.current_time()
         with pytest.raises(MaxTimeout):
             await client._calls_runner.run(
-                "tools/call", {"name": "silent", "arguments": {}}, policy=policy, started_at=client.session.now() - 3
+                "tools/call", {"name": "silent", "arguments": {}}, policy=policy, started_at=client.session.clock() - 3
             )
         assert anyio.current_time() - began == pytest.approx(2)
-        future = client.session.now() + 100  # a start in the future is taken as now: the maximum is never longer
+        future = client.session.clock() + 100  # a start in the future is taken as now: the maximum is never longer
         began = anyio.current_time()
         with pytest.raises(MaxTimeout):
             await client._calls_runner.run(

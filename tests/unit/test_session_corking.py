@@ -5,12 +5,13 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.events import CancelMethod
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.protocol.era import Era
 from mcp_client.session.inflight import CallState
 from mcp_client.session.session import Session
-from mcp_client.transports.base import Connection, JSONObject, RequestId
+from mcp_client.transports.base import Connection
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +45,7 @@ async def test_a_request_is_marked_busy_only_while_another_awaits_its_answer() -
         connection = _Recording()
         session.attach(connection)
         session.use_era(Era("2026-07-28", modern=True))
-        calls = [CallState("tools/call", Deadline(TimeoutPolicy(), started_at=session.now()), None) for _ in range(3)]
+        calls = [CallState("tools/call", Deadline(TimeoutPolicy(), started_at=session.clock()), None) for _ in range(3)]
 
         def write(call: CallState) -> int:
             request = session.open_request(call, want_token=False)
@@ -71,7 +72,7 @@ async def test_an_open_subscription_does_not_make_the_server_busy() -> None:
         session.use_era(Era("2026-07-28", modern=True))
 
         def write(method: str) -> int:
-            call = CallState(method, Deadline(TimeoutPolicy(), started_at=session.now()), None)
+            call = CallState(method, Deadline(TimeoutPolicy(), started_at=session.clock()), None)
             request = session.open_request(call, want_token=False)
             assert session.try_write(session.message(request, {}))
             return request.request_id

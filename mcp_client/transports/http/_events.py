@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
-from mcp_client.transports.base import JSONObject, RequestId
 from mcp_client.transports.http._state import (
     _DRAIN_BUDGET,
     _blame,

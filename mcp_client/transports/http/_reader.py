@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mcp_client._types import RequestId
 from mcp_client.errors import MCPClientError
 from mcp_client.transports._json import loads
 from mcp_client.transports._message_head import HEAD_SIZE
-from mcp_client.transports.base import RequestId
 from mcp_client.transports.http._events import _StreamState
 from mcp_client.transports.http._session import _LegacySession
 from mcp_client.transports.http._state import (

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mcp_client._types import RequestId
 from mcp_client.errors import SessionExpired
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
-from mcp_client.transports.base import RequestId
 from mcp_client.transports.http._events import _EventReader, _StreamState
 from mcp_client.transports.http._state import (
     _CLOSE_BUDGET,

@@ -17,12 +17,13 @@ import anyio
 import anyio.abc
 
 from mcp_client._httpx import HTTPX2, Line
+from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value
 from mcp_client.transports._json import loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
-from mcp_client.transports.base import JSONObject, MessageHandler, RequestId
+from mcp_client.transports.base import MessageHandler
 from mcp_client.transports.stream import batch_hooks
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_client._types import JSONObject
 from mcp_client.errors import TransportError
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports._json import loads
-from mcp_client.transports.base import JSONObject
 
 if TYPE_CHECKING:
     from mcp_client.transports.http._engine import Answer
