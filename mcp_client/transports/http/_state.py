@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from mcp_client._httpx import HTTPX2, Line
+from mcp_client._httpx import HTTPX2, HttpxLine
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
@@ -51,7 +51,7 @@ class _ConnectionState:
         engine: Engine,
         handler: MessageHandler,
         task_group: anyio.abc.TaskGroup,
-        line: Line = HTTPX2,
+        line: HttpxLine = HTTPX2,
     ) -> None:
         self._url = transport.url
         self._where = transport.description

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import httpx2
 
-from mcp_client._httpx import HTTPX2, Line, as_httpx2, auth_for, line_of
+from mcp_client._httpx import HTTPX2, HttpxLine, as_httpx2, auth_for, line_of
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
@@ -113,7 +113,7 @@ def _environment_names_a_proxy() -> bool:
     return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
 
 
-def _engine_for(transport: HttpTransport) -> tuple[Engine, Line]:
+def _engine_for(transport: HttpTransport) -> tuple[Engine, HttpxLine]:
     limits = transport.limits or DEFAULT_LIMITS
     kind = engine_kind(transport)
     if kind == "httpcore2":
