@@ -24,7 +24,7 @@ from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.http._connection import _HttpConnection
 from mcp_client.transports.http._engine import ClientEngine, CoreEngine, Engine
-from mcp_client.transports.http._state import _CLOSE_BUDGET
+from mcp_client.transports.http._state import _CLOSE_BUDGET, ConnectionSettings
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ class HttpTransport(Transport):
         pause_clocks_while_signing_in(self.auth, handler)
         try:
             async with anyio.create_task_group() as tg:
-                connection = _HttpConnection(self, engine, handler, tg, line)
+                settings = ConnectionSettings(self.url, self.description, self.headers, self.max_message_size)
+                connection = _HttpConnection(settings, engine, handler, tg, line)
                 try:
                     yield connection
                 finally:
