@@ -3,7 +3,7 @@
 httpx2 is the maintained continuation of httpx: the same API under another import name, with classes of its own.
 An ``httpx.URL`` or an ``httpx.Auth`` means nothing to an ``httpx2.AsyncClient`` (and the reverse), and an
 ``httpx2.ConnectError`` is no ``httpx.HTTPError``. Code that is handed a client of either line asks
-:func:`line_of` which line it belongs to and takes from the :class:`Line` what must match it: URLs, the auth
+:func:`line_of` which line it belongs to and takes from the :class:`HttpxLine` what must match it: URLs, the auth
 sentinel and adapter, the exception classes. mcp_client builds its own clients on httpx2 (a dependency); httpx is
 never imported here unless it is already loaded (then a caller may hand us its objects) or an auth must be adapted
 to it.
@@ -31,12 +31,13 @@ if TYPE_CHECKING:
     """An ``AsyncClient`` of either line (for annotations only: it exists for the type checker)."""
     EitherHeaders: TypeAlias = httpx2.Headers | httpx.Headers
 
-__all__ = ["HTTPX2", "Line", "as_httpx2", "auth_for", "http_errors", "line_of"]
+__all__ = ["HTTPX2", "HttpxLine", "as_httpx2", "auth_for", "http_errors", "line_of"]
 
 
 @dataclass(frozen=True, slots=True)
-class Line:
-    """What code must take from the library a client belongs to."""
+class HttpxLine:
+    """One line of the httpx API (httpx2, or a caller's httpx 0.28): what code must take from the library a client
+    belongs to. (Not a line of text: those are :mod:`mcp_client.transports.stream`'s.)"""
 
     name: str
     """``"httpx2"`` or ``"httpx"``."""
@@ -56,8 +57,8 @@ class Line:
         return self.module.URL(value)
 
 
-def _line(name: str, module: Any) -> Line:
-    return Line(
+def _line(name: str, module: Any) -> HttpxLine:
+    return HttpxLine(
         name=name,
         module=module,
         http_error=module.HTTPError,
@@ -70,7 +71,7 @@ def _line(name: str, module: Any) -> Line:
 
 
 HTTPX2 = _line("httpx2", httpx2)
-_lines: dict[int, Line] = {id(httpx2): HTTPX2}
+_lines: dict[int, HttpxLine] = {id(httpx2): HTTPX2}
 
 
 def _httpx() -> ModuleType | None:
@@ -79,14 +80,14 @@ def _httpx() -> ModuleType | None:
     return module if module is not None and module is not httpx2 else None  # httpx2.alias_httpx() maps one to the other
 
 
-def _httpx_line(module: ModuleType) -> Line:
+def _httpx_line(module: ModuleType) -> HttpxLine:
     line = _lines.get(id(module))
     if line is None:
         line = _lines[id(module)] = _line("httpx", module)
     return line
 
 
-def line_of(client: object) -> Line:
+def line_of(client: object) -> HttpxLine:
     """The line ``client`` (an ``AsyncClient``) belongs to: httpx if it is an ``httpx.AsyncClient``, else httpx2."""
     module = _httpx()
     if module is not None and isinstance(client, module.AsyncClient):
@@ -107,7 +108,7 @@ def as_httpx2(client: httpx2.AsyncClient | httpx.AsyncClient) -> httpx2.AsyncCli
     return cast(httpx2.AsyncClient, client)
 
 
-def auth_for(line: Line, auth: object | None) -> Any:
+def auth_for(line: HttpxLine, auth: object | None) -> Any:
     """What to pass as ``send(auth=...)`` to a client of ``line``: its sentinel when there is no auth, the auth
     itself when it is of that line, else an adapter of that line that runs the auth's own flow (an auth of the other
     line reads and sets the same attributes of requests and responses, so its flow works on either)."""

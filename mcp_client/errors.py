@@ -1,25 +1,55 @@
-"""The exception tree of mcp_client. Every error a call can raise is one of these.
+"""The exception tree of mcp_client, drawn whole: every error the package raises is one of these.
+
+Defined here unless a module is named (on the line of the class, or of the head of its family in that module);
+``# internal`` marks one that never reaches a caller by itself.
 
 ```
 MCPClientError
-├── ConnectError             could not start, reach or handshake with the server
-├── TransportError           the channel failed; ``.written`` tells whether the request left
-│   └── SessionExpired       HTTP 2025-11-25: the server ended our session (the client starts a new one)
-├── RequestTimeout           (also a builtin TimeoutError)
-│   ├── IdleTimeout          no sign of life for ``idle`` seconds
-│   └── MaxTimeout           the hard maximum passed
-├── RequestCancelled         cancelled through the Call handle
-├── TaskFailed               a task-backed call ended ``failed`` (.task_id, .error)
-├── TaskNotFound             the server does not know the task id, or it expired (.task_id)
-├── ServerError              JSON-RPC error from the server (.code .message .data), subclassed for known codes
-├── ToolError                the tool reported ``isError: true`` (only when the caller asks for raising)
-├── ToolChanged              ``pin_tools``: the tool's definition changed since it was pinned; nothing was sent
-├── StructuredOutputError    the tool's ``structuredContent`` does not match its ``outputSchema``
-└── ProtocolError            the server broke the protocol
+├── ConnectError                 could not start, reach or handshake with the server
+├── TransportError               the channel failed; ``.written`` tells whether the request left
+│   ├── SessionExpired           HTTP 2025-11-25: the server ended our session (the client starts a new one)
+│   └── WorkerLost               integrations/temporal/failures.py: a lost worker's call may have run; not re-sent
+├── RequestTimeout               (also a builtin TimeoutError)
+│   ├── IdleTimeout              no sign of life for ``idle`` seconds
+│   └── MaxTimeout               the hard maximum passed
+├── RequestCancelled             cancelled through the Call handle
+├── TaskFailed                   a task-backed call ended ``failed`` (.task_id, .error)
+├── TaskNotFound                 the server does not know the task id, or it expired (.task_id)
+├── ServerError                  JSON-RPC error from the server (.code .message .data), subclassed for known codes
+│   ├── ParseError               -32700
+│   ├── InvalidRequest           -32600
+│   ├── MethodNotFound           -32601
+│   ├── InvalidParams            -32602
+│   ├── InternalError            -32603
+│   ├── ResourceNotFound         -32002
+│   ├── HeaderMismatch           -32020: HTTP headers missing, or not matching the body
+│   ├── MissingClientCapability  -32021: the request lacks a client capability it needs
+│   └── UnsupportedProtocolVersion  -32022: the server does not speak the request's version
+├── ToolError                    the tool reported ``isError: true`` (only when the caller asks for raising)
+├── ToolChanged                  ``pin_tools``: the tool's definition changed since it was pinned; nothing was sent
+├── StructuredOutputError        the tool's ``structuredContent`` does not match its ``outputSchema``
+├── ProtocolError                the server broke the protocol
+├── OAuthError                   auth/errors.py: authorization failed (never a TransportError: no retry re-runs it)
+│   ├── DiscoveryError           no usable protected resource / authorization server metadata
+│   │   ├── ResourceMismatch     the metadata names another resource than the MCP server
+│   │   ├── IssuerMismatch       the authorization server metadata names another issuer than the one asked
+│   │   ├── UntrustedIssuer      the server names an authorization server the host's credentials are not for
+│   │   └── UnsafeURL            a URL learned from a server is neither https nor http on a loopback host
+│   ├── RegistrationError        no client identity could be had (nothing pre-registered, no CIMD, no DCR)
+│   ├── AuthorizationError       the authorization response was an error, or failed the state / ``iss`` checks
+│   ├── TokenError               the token endpoint refused (``.error`` is the OAuth error code)
+│   ├── Unauthorized             the server refused a token it had just been given
+│   └── InsufficientScope        a 403 ``insufficient_scope`` that re-authorizing cannot fix
+├── SubscriptionError            subscriptions/errors.py: a subscription could not be opened
+│   └── SubscriptionLost         an open subscription ended for good (``__cause__``: the last failure)
+├── _TornDown                    subscriptions/modern.py, # internal: the server cancelled a listen (re-listened)
+├── SkillVerificationError       extensions/skills.py: a skill file is not what its entry describes (.kind)
+└── SkillsNotSupported           extensions/skills.py: the server did not declare the skills extension
 ```
 
 Every error carries the context of the call it ended: ``method``, ``request_ids`` (one per attempt or round),
 ``elapsed`` seconds and ``last_progress``. anyio cancellation of the caller's task is never turned into one of these.
+A test walks every subclass the package defines and finds it named here (tests/unit/test_error_tree.py).
 """
 
 from __future__ import annotations

@@ -8,21 +8,61 @@ called again). The error already knows them: its class, :attr:`TransportError.wr
 use for (request ids, progress tokens).
 
 It owns the text; the errors own the facts it reads (each class says what happened, ``outcome``, and whether it is
-a refusal, ``refusal``; each error carries its recorded ``may_have_run``), so it imports nothing of the package
-at run time and :mod:`mcp_client.errors` imports it for ``MCPClientError.for_model``, one way only.
+a refusal, ``refusal``; each error carries its recorded ``may_have_run``). It reads them through
+:class:`ErrorFacts`, a Protocol every :class:`~mcp_client.MCPClientError` meets, so it imports nothing of the
+package, not even for the type checker, and :mod:`mcp_client.errors` imports it for ``MCPClientError.for_model``:
+one way only. Facts only some errors have (``written``, ``timeout``, ``status_code``, ``retry_after``...) are read
+with ``getattr`` and a default.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from collections.abc import Sized
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import mcp_types
 
-    from mcp_client.errors import MCPClientError
+__all__ = ["ErrorFacts", "Ran", "for_model", "may_have_run"]
 
-__all__ = ["Ran", "for_model", "may_have_run"]
+
+class ErrorFacts(Protocol):
+    """What this module reads of an error: every :class:`~mcp_client.MCPClientError` has each (read-only here)."""
+
+    @property
+    def outcome(self) -> str:
+        """What happened: this module's key into its sentences (``"timeout"``, ``"transport"``, ``"tool"``...)."""
+
+    @property
+    def refusal(self) -> bool:
+        """True when the request was refused as it stood: it did not run."""
+
+    @property
+    def may_have_run(self) -> bool | None:
+        """What the call's runner recorded, or None (then the kind of error decides)."""
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def method(self) -> str | None: ...
+
+    @property
+    def request_ids(self) -> tuple[int | str, ...]: ...
+
+    @property
+    def elapsed(self) -> float | None: ...
+
+    @property
+    def attempts(self) -> Sized:
+        """The failed attempts of the call (only their number is read)."""
+
+    @property
+    def tool(self) -> str | None: ...
+
+    @property
+    def tool_annotations(self) -> mcp_types.ToolAnnotations | None: ...
 
 
 class Ran(enum.Enum):
@@ -36,7 +76,7 @@ class Ran(enum.Enum):
     """It ran (and reported a failure)."""
 
 
-def may_have_run(error: MCPClientError) -> Ran:
+def may_have_run(error: ErrorFacts) -> Ran:
     """Whether the call that ended in ``error`` may have done its work on the server.
 
     The call's runner records it (:attr:`MCPClientError.may_have_run`): a request of the call was written and not
@@ -58,7 +98,7 @@ _STOPPED_ON_THE_WIRE = frozenset({"timeout", "maximum", "cancelled"})
 """Timeouts and cancellations: a request of theirs that went out is cancelled on the wire by the client."""
 
 
-def for_model(error: MCPClientError) -> str:
+def for_model(error: ErrorFacts) -> str:
     """A short plain text for a model: what happened, whether the server was told to stop, and whether the
     tool may have run and should be checked before it is called again."""
     subject = f"The tool {error.tool!r}" if error.tool else f"The request {error.method}" if error.method else "It"
@@ -71,7 +111,7 @@ def for_model(error: MCPClientError) -> str:
     return " ".join(sentence for sentence in sentences if sentence)
 
 
-def _what_happened(error: MCPClientError, subject: str) -> str:
+def _what_happened(error: ErrorFacts, subject: str) -> str:
     detail = _detail(error)
     after = f" after {error.elapsed:.1f} s" if error.elapsed is not None else ""
     tries = len(error.attempts)
@@ -117,7 +157,7 @@ def _what_happened(error: MCPClientError, subject: str) -> str:
     return f"{subject} failed: {detail}."
 
 
-def _detail(error: MCPClientError) -> str:
+def _detail(error: ErrorFacts) -> str:
     """The error's own message, without the ``method:`` prefix the session puts in front of it."""
     message = error.message
     if error.method and message.startswith(f"{error.method}: "):
@@ -125,12 +165,12 @@ def _detail(error: MCPClientError) -> str:
     return message.rstrip(".") or "no details"
 
 
-def _server_told_to_stop(error: MCPClientError) -> bool:
+def _server_told_to_stop(error: ErrorFacts) -> bool:
     """Timeouts and cancellations of a request that went out are cancelled on the wire by the client."""
     return error.outcome in _STOPPED_ON_THE_WIRE and bool(error.request_ids)
 
 
-def _advice(error: MCPClientError, ran: Ran) -> str:
+def _advice(error: ErrorFacts, ran: Ran) -> str:
     hints = error.tool_annotations
     if ran is Ran.NO:
         if error.outcome == "arguments":
@@ -164,7 +204,7 @@ def _safe_to_repeat(hints: mcp_types.ToolAnnotations | None) -> str | None:
     return None
 
 
-def _retry_after(error: MCPClientError) -> str:
+def _retry_after(error: ErrorFacts) -> str:
     retry_after: float | None = getattr(error, "retry_after", None)
     if retry_after is not None:
         return f" after {retry_after:g} s (the server asked to wait)"

@@ -1,5 +1,7 @@
-"""The one place that tells asyncio from trio, chosen once per connection.
+"""The one place that tells asyncio from trio, chosen once per connection (httpcore's ``_backends/``, anyio's
+``get_async_backend``).
 
-:mod:`.base` (:func:`~.base.current_backend` and what a backend offers) and :mod:`.waiter` (a request's one-shot
-wake-up, one kind per backend). Nothing else in the package sniffs the backend.
+:mod:`.base` holds what a backend offers (:class:`~.base.Backend`, the :class:`~.base.Waiter` protocol) and the
+one chooser, :func:`~.base.current_backend`; :mod:`.asyncio` and :mod:`.trio` are one module per backend, each
+with its waiter and its :class:`~.base.Backend`. Nothing else in the package sniffs the backend.
 """

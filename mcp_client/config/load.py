@@ -62,7 +62,7 @@ from mcp_client.policy.registry import (
 )
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.transports.base import Transport
-from mcp_client.transports.stdio._transport import stdio
+from mcp_client.transports.stdio import stdio
 
 __all__ = [
     "ConfigError",

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import anyio
 
-from mcp_client._backends.waiter import Waiter
+from mcp_client._backends.base import Waiter
 from mcp_client._types import JSONObject
 from mcp_client.errors import Attempt, MCPClientError
 from mcp_client.policy import Deadline, Progress, ProgressTracker

@@ -16,8 +16,9 @@ import pytest
 from mcp_client._httpx import HTTPX2
 from mcp_client.events import CancelMethod
 from mcp_client.protocol.era import PROTOCOL_VERSION_KEY
-from mcp_client.transports.http import _HttpConnection, http
+from mcp_client.transports.http import _HttpConnection
 from mcp_client.transports.http._engine import CoreEngine
+from mcp_client.transports.http._state import ConnectionSettings
 from mcp_client.transports.http._transport import DEFAULT_LIMITS, DEFAULT_TIMEOUT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
@@ -79,7 +80,7 @@ async def _one_request_written(
     engine = CoreEngine(httpx2.URL(url), DEFAULT_LIMITS, DEFAULT_TIMEOUT)
     try:
         async with anyio.create_task_group() as task_group:
-            connection = _HttpConnection(http(url), engine, _Handler(), task_group, HTTPX2)  # type: ignore[arg-type]
+            connection = _HttpConnection(ConnectionSettings(url, url), engine, _Handler(), task_group, HTTPX2)  # type: ignore[arg-type]
             await connection.send_request(_call(1))
             server, request = await _accept_request(listener)
             with server:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextvars
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from mcp_client._backends.base import ASYNCIO_TIMER_LEAD, current_backend
-from mcp_client._backends.waiter import FutureWaiter, TrioWaiter
+import mcp_client
+from mcp_client._backends.asyncio import ASYNCIO_TIMER_LEAD, FutureWaiter
+from mcp_client._backends.base import current_backend
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 
@@ -27,11 +30,27 @@ async def test_the_backend_is_the_running_loops_own(anyio_backend: str) -> None:
         assert backend.call_soon is not None
         assert backend.drives_pipes is (sys.platform != "win32")
     else:
+        from mcp_client._backends.trio import TrioWaiter  # (trio's module is loaded only when trio runs)
+
         assert backend.name == "trio"
         assert isinstance(waiter, TrioWaiter)
         assert backend.timer_lead == 0.0
         assert backend.call_soon is None
         assert backend.drives_pipes is False
+
+
+def test_trio_is_imported_only_by_its_backend_module() -> None:
+    package = Path(mcp_client.__file__).parent
+    importers = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(
+            (isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "trio" for alias in node.names))
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trio" and not node.level)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    }
+    assert importers == {"_backends/trio.py"}
 
 
 async def test_a_waiter_from_the_backend_wakes_when_set() -> None:

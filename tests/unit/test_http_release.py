@@ -12,8 +12,9 @@ import pytest
 
 from mcp_client._httpx import line_of
 from mcp_client.events import CancelMethod
-from mcp_client.transports.http import _HttpConnection, http
+from mcp_client.transports.http import _HttpConnection
 from mcp_client.transports.http._engine import ClientEngine
+from mcp_client.transports.http._state import ConnectionSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +48,7 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
 async def _connection(client: httpx.AsyncClient, task_group: anyio.abc.TaskGroup) -> _HttpConnection:
     url = "http://127.0.0.1:9/mcp"
     engine = ClientEngine(client, url, None, owned=False)  # type: ignore[arg-type]
-    return _HttpConnection(http(url), engine, _Handler(), task_group, line_of(client))  # type: ignore[arg-type]
+    return _HttpConnection(ConnectionSettings(url, url), engine, _Handler(), task_group, line_of(client))  # type: ignore[arg-type]
 
 
 async def test_a_modern_cancel_shuts_the_socket_before_returning(pair: tuple[socket.socket, socket.socket]) -> None:

@@ -4,19 +4,25 @@
 session, then the per-request reader, then the connection itself): the caller's settings, the reader scopes and
 open responses of the requests in flight, the era's session fields, and the helpers that parse a body, fail one
 request or adopt a 2025-11-25 session. It touches nothing but its own fields and the session's handler.
+
+The layers are one line of classes, one file each, each importing only the file below it (``_transport`` >
+``_connection`` > ``_reader`` > ``_session`` > ``_events`` > ``_state``): the fields are declared here, once, and
+the transport hands the connection its settings as a value (:class:`ConnectionSettings`), so nothing here knows
+:class:`~mcp_client.transports.http.HttpTransport`.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
-from mcp_client._httpx import HTTPX2, Line
+from mcp_client._httpx import HTTPX2, HttpxLine
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
@@ -24,11 +30,10 @@ from mcp_client.transports._http_headers import encode_header_value
 from mcp_client.transports._json import loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import MessageHandler
-from mcp_client.transports.stream import batch_hooks
+from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, batch_hooks
 
 if TYPE_CHECKING:
     from mcp_client.transports.http._engine import Answer, Engine
-    from mcp_client.transports.http._transport import HttpTransport
 
 logger = logging.getLogger("mcp_client.http")
 
@@ -42,26 +47,38 @@ _ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectionSettings:
+    """What a connection takes from its transport's settings, as a value."""
+
+    url: str
+    where: str
+    """The URL as errors show it (no password, no query)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The caller's headers."""
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+
+
 class _ConnectionState:
     """What one connection knows; the layers above it read and write these fields."""
 
     def __init__(
         self,
-        transport: HttpTransport,
+        settings: ConnectionSettings,
         engine: Engine,
         handler: MessageHandler,
         task_group: anyio.abc.TaskGroup,
-        line: Line = HTTPX2,
+        line: HttpxLine = HTTPX2,
     ) -> None:
-        self._url = transport.url
-        self._where = transport.description
+        self._url = settings.url
+        self._where = settings.where
         """The URL as errors show it (no password, no query)."""
-        self._base_headers = {name.lower(): value for name, value in transport.headers.items()}
+        self._base_headers = {name.lower(): value for name, value in settings.headers.items()}
         """The caller's headers, names in lower case: a plain dict is merged into each request far faster than
         an ``httpx2.Headers``, and lower case lets ours replace theirs by key."""
         self._line = line
         """The library whose exceptions the engine raises (httpx2, or a caller's httpx)."""
-        self._max_message_size = transport.max_message_size
+        self._max_message_size = settings.max_message_size
         self._engine = engine
         self._handler = handler
         self._batch_begin, self._batch_end = batch_hooks(handler)

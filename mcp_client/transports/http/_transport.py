@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import httpx2
 
-from mcp_client._httpx import HTTPX2, Line, as_httpx2, auth_for, line_of
+from mcp_client._httpx import HTTPX2, HttpxLine, as_httpx2, auth_for, line_of
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.http._connection import _HttpConnection
 from mcp_client.transports.http._engine import ClientEngine, CoreEngine, Engine
-from mcp_client.transports.http._state import _CLOSE_BUDGET
+from mcp_client.transports.http._state import _CLOSE_BUDGET, ConnectionSettings
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ class HttpTransport(Transport):
         pause_clocks_while_signing_in(self.auth, handler)
         try:
             async with anyio.create_task_group() as tg:
-                connection = _HttpConnection(self, engine, handler, tg, line)
+                settings = ConnectionSettings(self.url, self.description, self.headers, self.max_message_size)
+                connection = _HttpConnection(settings, engine, handler, tg, line)
                 try:
                     yield connection
                 finally:
@@ -113,7 +114,7 @@ def _environment_names_a_proxy() -> bool:
     return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
 
 
-def _engine_for(transport: HttpTransport) -> tuple[Engine, Line]:
+def _engine_for(transport: HttpTransport) -> tuple[Engine, HttpxLine]:
     limits = transport.limits or DEFAULT_LIMITS
     kind = engine_kind(transport)
     if kind == "httpcore2":

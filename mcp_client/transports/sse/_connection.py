@@ -27,7 +27,7 @@ import anyio
 import anyio.abc
 import httpx2
 
-from mcp_client._httpx import Line, line_of
+from mcp_client._httpx import HttpxLine, line_of
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
@@ -69,7 +69,7 @@ class SseConnection(Connection):
         self._url = url
         self._where = redacted_url(url)
         self._client = client
-        self._line: Line = line_of(client)
+        self._line: HttpxLine = line_of(client)
         self._auth = auth
         self._base_headers = {name.lower(): value for name, value in (headers or {}).items()}
         self._handler = handler
