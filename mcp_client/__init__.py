@@ -143,7 +143,7 @@ if TYPE_CHECKING:
     from mcp_client.transports.http import HttpTransport as HttpTransport, http as http
     from mcp_client.transports.memory import MemoryTransport as MemoryTransport, memory as memory
     from mcp_client.transports.sse import SseTransport as SseTransport, sse as sse
-    from mcp_client.transports.stdio._transport import StdioTransport as StdioTransport, stdio as stdio
+    from mcp_client.transports.stdio import StdioTransport as StdioTransport, stdio as stdio
 
 if not TYPE_CHECKING:  # a type checker reads the imports above; run time loads each name on first use
     __getattr__, __dir__, __all__ = lazy_face(__name__, extra=("__version__",))

@@ -1,5 +1,5 @@
 """The asyncio backend: :class:`FutureWaiter` (a bare future and a loop timer) and the :class:`~.base.Backend` of
-a running asyncio loop. Chosen by :func:`mcp_client._backends.base.current_backend`.
+a running asyncio loop. Chosen by :func:`mcp_client._backends.auto.current_backend`.
 
 Every request in flight sleeps until its answer comes, a clock of its policy may have run out, or its clocks moved
 (a pause ended). On asyncio that is a bare future and a loop timer that resolves it: an ``anyio.Event`` plus an

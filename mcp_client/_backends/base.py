@@ -1,4 +1,4 @@
-"""What an async backend offers the client, and the one chooser, :func:`current_backend`.
+"""What an async backend offers the client: the :class:`Backend` value and the :class:`Waiter` protocol.
 
 anyio hides the backend, and the client runs on both; but a few hot paths are worth taking per backend: the
 loop's own clock (``anyio.current_time()`` looks the backend up on every call), the waiter of a request in flight
@@ -7,23 +7,18 @@ milliseconds), running a piece of work on the loop's next turn (the deferred del
 :mod:`mcp_client.session.batch`), and whether the event loop can drive a child's pipes itself
 (:mod:`mcp_client.transports.stdio._loop_pipes`).
 
-:func:`current_backend` looks once, inside the running loop; the session and the stdio transport call it when
-they start and keep what it returns, so no request asks again. Each backend is one module of this folder
-(:mod:`.asyncio`, :mod:`.trio`) that imports this one; the chooser names its module by string, as anyio's
-``get_async_backend`` does, so it is loaded only when its loop runs (trio is never imported under asyncio) and no
-import runs back up. Standard library only.
+Each backend is one module of this folder (:mod:`.asyncio`, :mod:`.trio`) that builds a :class:`Backend`;
+:func:`.auto.current_backend` is the one chooser (httpcore's ``_backends/auto.py``). Standard library only.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Protocol
 
-__all__ = ["Backend", "Waiter", "current_backend"]
+__all__ = ["Backend", "Waiter"]
 
 
 class Waiter(Protocol):
@@ -43,7 +38,7 @@ class Waiter(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """What the running event loop offers. Get it with :func:`current_backend`, inside the loop."""
+    """What the running event loop offers. Get it with :func:`.auto.current_backend`, inside the loop."""
 
     name: str
     """``"asyncio"`` or ``"trio"``."""
@@ -58,21 +53,3 @@ class Backend:
     """Run a plain function on the loop's next turn (asyncio), or ``None`` where there is no such thing (trio)."""
     drives_pipes: bool
     """True when the loop can serve a child's pipes from its own callbacks (asyncio under POSIX)."""
-
-
-_builders: dict[str, Callable[[], Backend]] = {}
-"""Each backend module's ``running_backend``, by name, once its module was loaded."""
-
-
-def current_backend() -> Backend:
-    """The backend of the running event loop. Call it inside the loop, once per connection, and keep it."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no asyncio loop running: anyio runs on trio
-        name = "trio"
-    else:
-        name = "asyncio"
-    build = _builders.get(name)
-    if build is None:
-        build = _builders[name] = import_module(f"mcp_client._backends.{name}").running_backend
-    return build()

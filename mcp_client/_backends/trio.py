@@ -1,6 +1,6 @@
 """The trio backend: :class:`TrioWaiter` and the :class:`~.base.Backend` of a running trio loop.
 
-The only module of the package that imports trio; :func:`mcp_client._backends.base.current_backend` loads it only
+The only module of the package that imports trio; :func:`mcp_client._backends.auto.current_backend` loads it only
 when trio runs. On trio, a ``trio.Event`` waited on in a ``move_on_at`` scope is already small, so the waiter is
 just that.
 """

@@ -29,8 +29,8 @@ from collections.abc import Callable
 
 import anyio
 
-from mcp_client._backends.base import current_backend
-from mcp_client._backends.waiter import Waiter
+from mcp_client._backends.auto import current_backend
+from mcp_client._backends.base import Waiter
 from mcp_client.errors import MaxTimeout, MCPClientError, RequestCancelled
 from mcp_client.events import RequestFinished, SlotWaited
 from mcp_client.policy import Deadline

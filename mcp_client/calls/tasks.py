@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from mcp_client._backends.base import current_backend
+from mcp_client._backends.auto import current_backend
 from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round

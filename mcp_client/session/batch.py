@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mcp_client._backends.base import current_backend
+from mcp_client._backends.auto import current_backend
 
 __all__ = ["AfterBatch"]
 

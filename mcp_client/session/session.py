@@ -27,7 +27,8 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from mcp_client._backends.base import Backend, current_backend
+from mcp_client._backends.auto import current_backend
+from mcp_client._backends.base import Backend
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import (
     MCPClientError,

@@ -14,7 +14,7 @@ import pytest
 
 import mcp_client
 from mcp_client._backends.asyncio import ASYNCIO_TIMER_LEAD, FutureWaiter
-from mcp_client._backends.base import current_backend
+from mcp_client._backends.auto import current_backend
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
 

@@ -20,7 +20,7 @@ import os
 import anyio
 import anyio.abc
 
-from mcp_client._backends.base import current_backend
+from mcp_client._backends.auto import current_backend
 from mcp_client.transports.base import MessageHandler
 from mcp_client.transports.stream import BURST_PAUSE, LineSplitter, batch_hooks
 
