@@ -3,7 +3,7 @@
 
 Each class of ``view.py`` subclasses a hand-written base of ``mcp_client/sync/base.py`` and adds every public
 member of its async twin that the base does not define and that ``TWINS`` does not leave out, with the async
-signature and docstring (``async with``/``async for``/``await`` in the docstring become their blocking forms):
+signature and docstring (in the docstring's code, ``async with``, ``async for`` and ``await`` become blocking):
 
 * a coroutine method runs in the portal, in the caller's context, and blocks for its result (Ctrl-C cancels it);
 * a method that returns an async handle (``Call``, ``Subscription``) makes it on the event loop and wraps it in
@@ -18,9 +18,10 @@ so mixins count); their signatures, docstrings and the imports their annotations
 same bytes. Usage::
 
     python .ci/gen_sync.py [--root DIR]            # write mcp_client/sync/view.py
-    python .ci/gen_sync.py --check [--root DIR]    # exit 1 when the file is not what would be written
+    python .ci/gen_sync.py --check [--root DIR]    # exit 1 (and print the diff) when it is not what would be written
 
-``DIR`` is the repository (default: this one); its ``mcp_client`` is the one imported.
+``DIR`` is the repository (default: this one); its ``mcp_client`` is the one imported. Exit status 2, with the
+member named, when a member cannot be forwarded.
 """
 
 from __future__ import annotations
