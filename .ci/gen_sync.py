@@ -103,7 +103,10 @@ TWINS = (
     ),
 )
 
-HANDLES = {"Call": "SyncCall", "Subscription": "SyncSubscription"}
+HANDLES = {
+    "mcp_client.client.call:Call": "SyncCall",
+    "mcp_client.subscriptions.subscription:Subscription": "SyncSubscription",
+}
 """Async handles a plain method may return, and the blocking handle each is wrapped in."""
 ASYNC_TYPES = {"AsyncIterator", "AsyncIterable", "AsyncGenerator", "Awaitable", "Coroutine"}
 CODE = re.compile(r"```.*?```|``.*?``", re.DOTALL)
@@ -226,19 +229,21 @@ def _member(cls: type, owner: type, name: str, public: str) -> Member:
     where = f"{cls.__name__}.{name}"
     raw = inspect.getattr_static(owner, name)
     source = source_of(owner.__module__)
-    if isinstance(raw, property):
-        if raw.fset is not None or raw.fdel is not None:
-            raise GenerateError(f"{where}: a property that can be set; write it in {BASES}")
-        return Member(name, "property", _node(source, owner, name), source, public)
-    if isinstance(raw, classmethod | staticmethod) or not inspect.isfunction(raw):
+    if isinstance(raw, property) and (raw.fset is not None or raw.fdel is not None):
+        raise GenerateError(f"{where}: a property that can be set; write it in {BASES}")
+    if not isinstance(raw, property) and (isinstance(raw, classmethod | staticmethod) or not inspect.isfunction(raw)):
         raise GenerateError(f"{where}: not a method or a property; write it in {BASES} or leave it out in TWINS")
     node = _node(source, owner, name)
+    returns = node.returns
+    handle = _handle_of(returns, source, where) if returns is not None else None
+    if handle is not None and (isinstance(raw, property) or inspect.iscoroutinefunction(raw)):
+        raise GenerateError(f"{where}: an async handle from a property or a coroutine; write it in {BASES}")
+    if isinstance(raw, property):
+        return Member(name, "property", node, source, public)
     if inspect.iscoroutinefunction(raw):
         return Member(name, "coroutine", node, source, public)
     if isinstance(node, ast.AsyncFunctionDef) or inspect.isasyncgenfunction(raw):
         raise GenerateError(f"{where}: an async generator; write its blocking form in {BASES}")
-    returns = node.returns
-    handle = HANDLES.get(_head(returns) or "") if returns is not None else None
     if handle is not None:
         return Member(name, "handle", node, source, public, handle)
     if returns is not None and ASYNC_TYPES & _names(returns):
@@ -258,9 +263,27 @@ def _node(source: Source, owner: type, name: str) -> ast.FunctionDef | ast.Async
     raise GenerateError(f"{owner.__qualname__}.{name}: not found in the source of {owner.__module__}")
 
 
-def _head(annotation: ast.expr) -> str | None:
-    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    return node.id if isinstance(node, ast.Name) else None
+def _handle_of(returns: ast.expr, source: Source, where: str) -> str | None:
+    """The blocking handle of a return annotation that is an async handle (``Call[X]``, ``Subscription``)."""
+    handles = {_load(path): name for path, name in HANDLES.items()}
+    head = returns.value if isinstance(returns, ast.Subscript) else returns
+    found = _object(head, source)
+    if isinstance(found, type) and found in handles:
+        return handles[found]
+    for node in ast.walk(returns):  # an async handle inside another type (``Call | None``) is no plain forward
+        inner = _object(node, source)
+        if isinstance(inner, type) and inner in handles:
+            raise GenerateError(f"{where}: returns an async handle inside another type; write it in {BASES}")
+    return None
+
+
+def _object(node: ast.AST, source: Source) -> object:
+    """What a name or an attribute chain of the source names (None for anything else)."""
+    if isinstance(node, ast.Attribute):
+        return getattr(_object(node.value, source), node.attr, None)
+    if isinstance(node, ast.Name) and node.id in source.bindings:
+        return _resolve(node.id, source.bindings[node.id])
+    return None
 
 
 def _names(expression: ast.expr) -> set[str]:
@@ -295,7 +318,7 @@ class Imports:
                 if hasattr(builtins, name):
                     continue
                 raise GenerateError(f"{where}: {name!r} is neither imported nor defined in {source.module.__name__}")
-            obj = _resolve(binding)
+            obj = _resolve(name, binding)
             if name in self._objects and self._objects[name] is not obj:
                 raise GenerateError(f"{where}: {name!r} names two different things in the async classes")
             self._objects[name] = obj
@@ -311,10 +334,13 @@ class Imports:
         return lines
 
 
-def _resolve(binding: tuple[str, str | None]) -> object:
+def _resolve(name: str, binding: tuple[str, str | None]) -> object:
+    """What ``name`` is bound to (``import a.b`` binds ``a``)."""
     module, attribute = binding
     imported = importlib.import_module(module)
-    return imported if attribute is None else getattr(imported, attribute)
+    if attribute is None:
+        return importlib.import_module(name) if module.split(".")[0] == name else imported
+    return getattr(imported, attribute)
 
 
 def _rank(obj: object, binding: tuple[str, str | None]) -> tuple[bool, int, str, str]:

@@ -110,20 +110,37 @@ def test_a_new_async_method_makes_the_facade_stale_and_writing_it_adds_the_block
     assert _run(copy, "--check").returncode == 0
 
 
-def test_a_member_it_cannot_forward_is_named_and_nothing_is_written(copy: Path) -> None:
-    _add_before(
-        copy,
-        mcp_client.Call.wait,
-        "    def updates(self) -> AsyncIterator[Progress]:\n        return self.progress()\n",
-    )
-    before = (copy / VIEW).read_bytes()
+@pytest.mark.parametrize(
+    ("before", "code", "error"),
+    [
+        (
+            mcp_client.Call.wait,
+            "    def updates(self) -> AsyncIterator[Progress]:\n        return self.progress()\n",
+            "Call.updates: returns an async object; write its blocking form in mcp_client.sync.base",
+        ),
+        (
+            mcp_client.Client.tool_call,
+            "    def maybe(self) -> Call[int] | None:\n        return None\n",
+            "Client.maybe: returns an async handle inside another type; write it in mcp_client.sync.base",
+        ),
+        (
+            mcp_client.Client.tool_call,
+            "    @classmethod\n    def make(cls) -> int:\n        return 1\n",
+            "Client.make: not a method or a property; write it in mcp_client.sync.base or leave it out in TWINS",
+        ),
+    ],
+    ids=["async iterator", "handle inside a union", "classmethod"],
+)
+def test_a_member_it_cannot_forward_is_named_and_nothing_is_written(
+    copy: Path, before: Callable[..., object], code: str, error: str
+) -> None:
+    _add_before(copy, before, code)
+    view = (copy / VIEW).read_bytes()
 
     done = _run(copy)
     assert done.returncode == 2
-    assert done.stderr.strip() == (
-        "gen_sync: Call.updates: returns an async object; write its blocking form in mcp_client.sync.base"
-    )
-    assert (copy / VIEW).read_bytes() == before
+    assert done.stderr.strip() == f"gen_sync: {error}"
+    assert (copy / VIEW).read_bytes() == view
 
 
 def test_the_blocking_docstrings_show_blocking_code() -> None:
