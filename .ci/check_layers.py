@@ -11,7 +11,7 @@ import graph, and fails when it breaks a rule of docs/design.md ("Import rules")
 * **no circle** between files: each strongly connected component of the graph is reported once, with its files;
 * ``policy/`` is pure (neither anyio nor httpx); the session imports of the transports only ``transports.base``;
   the transports never import ``protocol.negotiate``;
-* no module is over 500 lines, outside ``testing/`` and ``cli/``.
+* no module is over 500 lines, outside ``testing/``, ``cli/`` and the generated ``sync/view.py``.
 
 Every import counts, wherever it is written (inside a function, under ``TYPE_CHECKING``). It also warns (without
 failing) when a ``_``-name (a ``_private`` module or a ``_private`` name) is imported from outside the top-level
@@ -35,7 +35,7 @@ from pathlib import Path
 
 PACKAGE = "mcp_client"
 MAX_LINES = 500
-SIZE_EXEMPT = ("testing/", "cli/")
+SIZE_EXEMPT = ("testing/", "cli/", "sync/view.py")  # peers and the CLI: big by nature; view.py: generated
 
 LAYERS: tuple[tuple[str, str], ...] = (
     ("host", "cli/ > __init__.py, sync/, integrations/, otel.py, testing/ > group.py > config/"),

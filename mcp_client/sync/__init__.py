@@ -1,8 +1,9 @@
 """The blocking API, for hosts without an event loop: the same clients, policies, errors and results.
 
-:mod:`.client` (``Client``, ``ClientGroup``), :mod:`.view` (the blocking methods of a connected client and of a
-call handle), :mod:`.subscription` (a blocking subscription), :mod:`.portal` (running coroutines for a blocking
-caller).
+:mod:`.client` (``Client``, ``ClientGroup``: their lifecycle), :mod:`.view` (the blocking methods of a
+connected client, a group, a call handle and a subscription, generated from the async classes by
+``python .ci/gen_sync.py``), :mod:`.base` (the hand-written half of those classes), :mod:`.portal` (running
+coroutines for a blocking caller).
 """
 
 from typing import TYPE_CHECKING

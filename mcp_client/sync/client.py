@@ -29,19 +29,11 @@ from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
-import mcp_types
-
-from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.client import Client as AsyncClient
 from mcp_client.config.load import ServerSpec
-from mcp_client.group import ClientGroup as AsyncClientGroup, GroupEventHook, ServerStatus
-from mcp_client.policy import TimeoutPolicy
-from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
-from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
-from mcp_client.policy.retry import RetryPolicy
+from mcp_client.group import ClientGroup as AsyncClientGroup, GroupEventHook
 from mcp_client.sync.portal import Portal, PortalRunner
-from mcp_client.sync.subscription import SyncSubscription
-from mcp_client.sync.view import ClientView, SyncCall
+from mcp_client.sync.view import ClientView, GroupView, SyncCall, SyncSubscription
 from mcp_client.transports.base import Transport
 
 __all__ = ["DEFAULT_INTERRUPT_TIMEOUT", "Client", "ClientGroup", "ClientView", "SyncCall", "SyncSubscription"]
@@ -103,7 +95,7 @@ class Client(ClientView):
         self.close()
 
 
-class ClientGroup:
+class ClientGroup(GroupView):
     """Several MCP servers, blocking: :class:`mcp_client.ClientGroup` on an event loop of its own.
 
     ```python
@@ -195,17 +187,6 @@ class ClientGroup:
     ) -> None:
         self.close()
 
-    @property
-    def _runner(self) -> PortalRunner:
-        if self._runner_ is None:
-            raise RuntimeError("the group is not open: use 'with ClientGroup(...)' or call open()")
-        return self._runner_
-
-    @property
-    def async_group(self) -> AsyncClientGroup:
-        """The async group underneath (its methods must run on the portal's event loop)."""
-        return self._async
-
     # -- the servers -----------------------------------------------------------------------------------------
 
     def __contains__(self, name: object) -> bool:
@@ -226,87 +207,3 @@ class ClientGroup:
         """The blocking clients of the servers that started."""
         runner = self._runner
         return {name: ClientView(client, runner) for name, client in self._async.clients.items()}
-
-    @property
-    def failures(self) -> dict[str, Exception]:
-        """The servers that failed to start, and why."""
-        return self._async.failures
-
-    def status(self, name: str) -> ServerStatus:
-        """Where server ``name`` is: starting, ready, failed, dead or closed."""
-        return self._async.status(name)
-
-    def policies(self, name: str) -> PolicyRegistry:
-        """The rules server ``name``'s calls run under."""
-        return self._async.policies(name)
-
-    # -- tools -------------------------------------------------------------------------------------------------
-
-    @property
-    def tools(self) -> dict[str, mcp_types.Tool]:
-        """Every tool known from the last listing of each server, by qualified name ``server/tool``."""
-        return self._async.tools
-
-    def list_tools(self) -> dict[str, list[mcp_types.Tool]]:
-        """List the tools of every running server, concurrently (see :meth:`mcp_client.ClientGroup.list_tools`)."""
-        return self._runner.run(self._async.list_tools)
-
-    def accept_tool_change(self, name: str) -> None:
-        """Accept the changed definition of tool ``server/tool`` (see
-        :meth:`mcp_client.ClientGroup.accept_tool_change`)."""
-        self._async.accept_tool_change(name)
-
-    def resolve(
-        self,
-        qualified: str,
-        *,
-        timeout: TimeoutArg | PartialTimeout = USE_CLIENT_DEFAULT,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-    ) -> tuple[TimeoutPolicy, RetryPolicy | None]:
-        """The timeout and retry policies a call of ``server/tool`` would run under."""
-        return self._async.resolve(qualified, timeout=timeout, retry=retry)
-
-    def call_tool(
-        self,
-        qualified: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg | PartialTimeout = USE_CLIENT_DEFAULT,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-    ) -> mcp_types.CallToolResult:
-        """Call tool ``server/tool`` under its rules (see :meth:`mcp_client.ClientGroup.call_tool`)."""
-        return self._runner.run(
-            self._async.call_tool,
-            qualified,
-            arguments,
-            timeout=timeout,
-            retry=retry,
-            on_progress=on_progress,
-            raise_on_error=raise_on_error,
-        )
-
-    def tool_call(
-        self,
-        qualified: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg | PartialTimeout = USE_CLIENT_DEFAULT,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-    ) -> SyncCall[mcp_types.CallToolResult]:
-        """A blocking handle on ``server/tool`` (see :class:`SyncCall`); use it with ``with``."""
-        runner = self._runner
-        call = runner.call_sync(
-            lambda: self._async.tool_call(
-                qualified,
-                arguments,
-                timeout=timeout,
-                retry=retry,
-                on_progress=on_progress,
-                raise_on_error=raise_on_error,
-            )
-        )
-        return SyncCall(runner, call)

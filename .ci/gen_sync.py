@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Write the blocking facade's methods (mcp_client/sync/view.py) from the public signatures of the async classes.
+
+Each class of ``view.py`` subclasses a hand-written base of ``mcp_client/sync/base.py`` and adds every public
+member of its async twin that the base does not define and that ``TWINS`` does not leave out, with the async
+signature and docstring (in the docstring's code, ``async with``, ``async for`` and ``await`` become blocking):
+
+* a coroutine method runs in the portal, in the caller's context, and blocks for its result (Ctrl-C cancels it);
+* a method that returns an async handle (``Call``, ``Subscription``) makes it on the event loop and wraps it in
+  the blocking handle (``SyncCall``, ``SyncSubscription``);
+* any other method runs where ``TWINS`` says: in the calling thread (a client's, a group's) or on the event loop
+  (a call handle's, whose state the loop owns); a property is read in the calling thread.
+
+A member it cannot forward (an async iterator, a classmethod, a class attribute) is an error naming it: write it
+in ``base.py`` or leave it out in ``TWINS``. The members are read from the classes themselves (:mod:`inspect`,
+so mixins count); their signatures, docstrings and the imports their annotations need from the source
+(:mod:`ast`). The module is then sorted and formatted with the repository's ruff, so the same input gives the
+same bytes. Usage::
+
+    python .ci/gen_sync.py [--root DIR]            # write mcp_client/sync/view.py
+    python .ci/gen_sync.py --check [--root DIR]    # exit 1 (and print the diff) when it is not what would be written
+
+``DIR`` is the repository (default: this one); its ``mcp_client`` is the one imported. Exit status 2, with the
+member named, when a member cannot be forwarded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import contextlib
+import difflib
+import importlib
+import importlib.util
+import inspect
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Literal
+
+TARGET = "mcp_client/sync/view.py"
+COMMAND = "python .ci/gen_sync.py"
+BASES = "mcp_client.sync.base"
+
+
+@dataclass(frozen=True)
+class Twin:
+    """One generated class: the blocking twin of ``source`` over the hand-written ``base``."""
+
+    name: str
+    source: str  # "module:Class", the async class
+    base: str  # the base class as written in view.py (names resolved in ``BASES``)
+    plain: Literal["caller", "loop"]  # where a plain (not async) method of the async class runs
+    leave_out: Mapping[str, str] = field(default_factory=dict)  # members not forwarded, and why
+
+
+TWINS = (
+    Twin(
+        "SyncCall",
+        "mcp_client.client.call:Call",
+        "CallBase[ResultT]",
+        "loop",
+        {
+            "start": "the with block starts a blocking call",
+            "stop": "what the async client's close uses",
+            "wait": "result() waits; errors are the caller's to see",
+        },
+    ),
+    Twin(
+        "SyncSubscription",
+        "mcp_client.subscriptions.subscription:Subscription",
+        "SubscriptionBase",
+        "loop",
+        {"aclose": "leaving the with block closes it"},
+    ),
+    Twin(
+        "ClientView",
+        "mcp_client.client.client:Client",
+        "ClientBase",
+        "caller",
+        {
+            "aclose": "the blocking client has close()",
+            "session": "the async session object is not used from another thread",
+            "skills": "the skills extension is async only: a loaded skill reads its files through the async client",
+        },
+    ),
+    Twin(
+        "GroupView",
+        "mcp_client.group:ClientGroup",
+        "GroupBase",
+        "caller",
+        {
+            "aclose": "the blocking group has close()",
+            "from_config": "a constructor: ClientGroup.from_config in sync/client.py",
+            "clients": "hands out blocking clients: ClientGroup.clients in sync/client.py",
+        },
+    ),
+)
+
+HANDLES = {
+    "mcp_client.client.call:Call": "SyncCall",
+    "mcp_client.subscriptions.subscription:Subscription": "SyncSubscription",
+}
+"""Async handles a plain method may return, and the blocking handle each is wrapped in."""
+ASYNC_TYPES = {"AsyncIterator", "AsyncIterable", "AsyncGenerator", "Awaitable", "Coroutine"}
+CODE = re.compile(r"```.*?```|``.*?``", re.DOTALL)
+UNASYNC = ((re.compile(r"\basync (with|for)\b"), r"\1"), (re.compile(r"\bawait "), ""))
+"""How code in a docstring (an example, an inline ``async with``) becomes blocking, as httpcore's unasync does."""
+
+NOTES = {
+    "coroutine": "Blocking: :meth:`{where}`, run on the event loop; Ctrl-C cancels it.",
+    "handle": "Blocking: what :meth:`{where}` makes, on the event loop, as a :class:`{handle}`.",
+}
+"""The line a forwarded method's docstring gets after its summary."""
+
+HEADER = f"""\
+# Generated by `{COMMAND}` from the public signatures of the async classes: do not edit.
+# CI runs `{COMMAND} --check`, which fails while this file is not what the script writes.
+"""
+DOCSTRING = '''\
+"""The blocking methods of a client, a group, a call handle and a subscription: generated, one per async method.
+
+Each class adds to its hand-written base (:mod:`mcp_client.sync.base`) every public member of its async twin,
+with the same signature and docstring: a coroutine method runs on the event loop through the portal while the
+calling thread blocks (Ctrl-C cancels it, on the wire), a returned ``Call`` or ``Subscription`` becomes a
+:class:`SyncCall` or :class:`SyncSubscription`. Import them from :mod:`mcp_client.sync.client`.
+"""
+'''
+
+
+class GenerateError(Exception):
+    """The async classes have a member this script cannot forward, or a name it cannot import."""
+
+
+# -- reading the async classes ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A module's syntax tree and where each of its top-level names comes from."""
+
+    module: ModuleType
+    tree: ast.Module
+    bindings: dict[str, tuple[str, str | None]]  # name -> (module, attribute or None for the module itself)
+
+
+_SOURCES: dict[str, Source] = {}
+
+
+def source_of(module_name: str) -> Source:
+    if module_name not in _SOURCES:
+        module = importlib.import_module(module_name)
+        tree = ast.parse(Path(inspect.getfile(module)).read_text(encoding="utf-8"))
+        _SOURCES[module_name] = Source(module, tree, dict(_bindings(tree.body, module)))
+    return _SOURCES[module_name]
+
+
+def _bindings(body: list[ast.stmt], module: ModuleType) -> Iterator[tuple[str, tuple[str, str | None]]]:
+    for node in body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is not None:
+                    yield alias.asname, (alias.name, None)
+                else:  # `import a.b` binds `a`; an annotation then says `a.b.X`
+                    yield alias.name.split(".")[0], (alias.name, None)
+        elif isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), module.__package__)
+            for alias in node.names:
+                yield alias.asname or alias.name, (base, alias.name)
+        elif isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node.name, (module.__name__, node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    yield target.id, (module.__name__, target.id)
+        elif isinstance(node, ast.If | ast.Try):  # `if TYPE_CHECKING:` imports count: annotations use them
+            yield from _bindings(node.body, module)
+            yield from _bindings(node.orelse, module)
+
+
+@dataclass(frozen=True)
+class Member:
+    """A public member of an async class, as its source writes it."""
+
+    name: str
+    kind: Literal["property", "coroutine", "handle", "plain"]
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    source: Source  # the module that defines it: its names resolve there
+    owner: str  # the async class, as the docs name it: "mcp_client.Client"
+    handle: str = ""  # for a method that returns an async handle: the blocking handle's class
+
+
+def members(twin: Twin) -> Iterator[Member]:
+    """The members of ``twin``'s async class to forward, the class's own first, then each base's, in source order."""
+    cls = _load(twin.source)
+    hand = _load(f"{BASES}:{twin.base.split('[')[0]}")
+    package = importlib.import_module("mcp_client")
+    public = f"mcp_client.{cls.__name__}" if getattr(package, cls.__name__, None) is cls else cls.__qualname__
+    seen: set[str] = set()
+    for owner in cls.__mro__:  # the first class of the MRO that has a name defines it
+        if owner is object or owner.__module__ == "typing":
+            continue
+        for name in vars(owner):
+            if name.startswith("_") or name in seen or name in twin.leave_out or _defines(hand, name):
+                continue
+            seen.add(name)
+            yield _member(cls, owner, name, public)
+
+
+def _load(path: str) -> type:
+    module, _, name = path.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    assert isinstance(cls, type), path
+    return cls
+
+
+def _defines(hand: type, name: str) -> bool:
+    return any(name in vars(k) for k in hand.__mro__ if k is not object)
+
+
+def _member(cls: type, owner: type, name: str, public: str) -> Member:
+    where = f"{cls.__name__}.{name}"
+    raw = inspect.getattr_static(owner, name)
+    source = source_of(owner.__module__)
+    if isinstance(raw, property) and (raw.fset is not None or raw.fdel is not None):
+        raise GenerateError(f"{where}: a property that can be set; write it in {BASES}")
+    if not isinstance(raw, property) and (isinstance(raw, classmethod | staticmethod) or not inspect.isfunction(raw)):
+        raise GenerateError(f"{where}: not a method or a property; write it in {BASES} or leave it out in TWINS")
+    node = _node(source, owner, name)
+    returns = node.returns
+    handle = _handle_of(returns, source, where) if returns is not None else None
+    if handle is not None and (isinstance(raw, property) or inspect.iscoroutinefunction(raw)):
+        raise GenerateError(f"{where}: an async handle from a property or a coroutine; write it in {BASES}")
+    if isinstance(raw, property):
+        return Member(name, "property", node, source, public)
+    if inspect.iscoroutinefunction(raw):
+        return Member(name, "coroutine", node, source, public)
+    if isinstance(node, ast.AsyncFunctionDef) or inspect.isasyncgenfunction(raw):
+        raise GenerateError(f"{where}: an async generator; write its blocking form in {BASES}")
+    if handle is not None:
+        return Member(name, "handle", node, source, public, handle)
+    if returns is not None and ASYNC_TYPES & _names(returns):
+        raise GenerateError(f"{where}: returns an async object; write its blocking form in {BASES}")
+    return Member(name, "plain", node, source, public)
+
+
+def _node(source: Source, owner: type, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    for cls in source.tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == owner.__name__:
+            found = [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name]
+            decorators = {ast.unparse(d) for n in found for d in n.decorator_list}
+            if len(found) > 1 or decorators - {"property"}:
+                raise GenerateError(f"{owner.__qualname__}.{name}: decorated or overloaded; write it in {BASES}")
+            if found:
+                return found[0]
+    raise GenerateError(f"{owner.__qualname__}.{name}: not found in the source of {owner.__module__}")
+
+
+def _handle_of(returns: ast.expr, source: Source, where: str) -> str | None:
+    """The blocking handle of a return annotation that is an async handle (``Call[X]``, ``Subscription``)."""
+    handles = {_load(path): name for path, name in HANDLES.items()}
+    head = returns.value if isinstance(returns, ast.Subscript) else returns
+    found = _object(head, source)
+    if isinstance(found, type) and found in handles:
+        return handles[found]
+    for node in ast.walk(returns):  # an async handle inside another type (``Call | None``) is no plain forward
+        inner = _object(node, source)
+        if isinstance(inner, type) and inner in handles:
+            raise GenerateError(f"{where}: returns an async handle inside another type; write it in {BASES}")
+    return None
+
+
+def _object(node: ast.AST, source: Source) -> object:
+    """What a name or an attribute chain of the source names (None for anything else)."""
+    if isinstance(node, ast.Attribute):
+        return getattr(_object(node.value, source), node.attr, None)
+    if isinstance(node, ast.Name) and node.id in source.bindings:
+        return _resolve(node.id, source.bindings[node.id])
+    return None
+
+
+def _names(expression: ast.expr) -> set[str]:
+    """The names an expression uses (an attribute chain counts by its first name)."""
+    found: set[str] = set()
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
+            with contextlib.suppress(SyntaxError):
+                found |= _names(ast.parse(node.value, mode="eval").body)
+    return found
+
+
+# -- writing view.py -----------------------------------------------------------------------------------------------
+
+
+class Imports:
+    """The imports the generated module needs: one per name, the same object wherever a source imported it."""
+
+    def __init__(self, reserved: set[str]) -> None:
+        self._reserved = reserved
+        self._chosen: dict[str, tuple[str, str | None]] = {}
+        self._objects: dict[str, object] = {}
+
+    def need(self, names: set[str], source: Source, where: str) -> None:
+        for name in sorted(names):
+            if name in self._reserved:
+                raise GenerateError(f"{where}: {name!r} is the name of a generated class")
+            binding = source.bindings.get(name)
+            if binding is None:
+                if hasattr(builtins, name):
+                    continue
+                raise GenerateError(f"{where}: {name!r} is neither imported nor defined in {source.module.__name__}")
+            obj = _resolve(name, binding)
+            if name in self._objects and self._objects[name] is not obj:
+                raise GenerateError(f"{where}: {name!r} names two different things in the async classes")
+            self._objects[name] = obj
+            self._chosen[name] = min(self._chosen.get(name, binding), binding, key=lambda b: _rank(obj, b))
+
+    def lines(self) -> list[str]:
+        lines = []
+        for name, (module, attribute) in sorted(self._chosen.items()):
+            if attribute is None:
+                lines.append(f"import {module}" if module.split(".")[0] == name else f"import {module} as {name}")
+            else:
+                lines.append(f"from {module} import {attribute}" + ("" if attribute == name else f" as {name}"))
+        return lines
+
+
+def _resolve(name: str, binding: tuple[str, str | None]) -> object:
+    """What ``name`` is bound to (``import a.b`` binds ``a``)."""
+    module, attribute = binding
+    imported = importlib.import_module(module)
+    if attribute is None:
+        return importlib.import_module(name) if module.split(".")[0] == name else imported
+    return getattr(imported, attribute)
+
+
+def _rank(obj: object, binding: tuple[str, str | None]) -> tuple[bool, int, str, str]:
+    """Import an object from the module that defines it, else from the shortest path (then alphabetically)."""
+    return (binding[0] != getattr(obj, "__module__", None), len(binding[0]), binding[0], binding[1] or "")
+
+
+def render(members_by_twin: list[tuple[Twin, list[Member]]]) -> str:
+    reserved = {twin.name for twin in TWINS}
+    imports = Imports(reserved)
+    bases = source_of(BASES)
+    classes = []
+    for twin, found in members_by_twin:
+        imports.need(_names(ast.parse(twin.base, mode="eval").body), bases, twin.name)
+        hand = _load(f"{BASES}:{twin.base.split('[')[0]}")
+        lines = [f"class {twin.name}({twin.base}):", _docstring(inspect.cleandoc(hand.__doc__ or ""), 4)]
+        for member in found:
+            lines.append(_method(twin, member, imports))
+        classes.append("\n\n".join(lines))
+    names = sorted(twin.name for twin in TWINS)
+    return "\n\n\n".join(
+        [
+            HEADER + DOCSTRING + "\nfrom __future__ import annotations\n\n" + "\n".join(imports.lines()),
+            f"__all__ = {names!r}".replace("'", '"'),
+            *classes,
+        ]
+    )
+
+
+def _method(twin: Twin, member: Member, imports: Imports) -> str:
+    node, args, returns = member.node, member.node.args, member.node.returns
+    where = f"{member.owner}.{member.name}"
+    used = set().union(*(_names(e) for e in [*_annotations(args), *args.defaults, *_kw_defaults(args)]))
+    if returns is not None and member.kind == "handle":  # Call[X] -> SyncCall[X]: Call itself is not needed
+        returns = _wrapped(returns, member.handle)
+        used |= _names(returns) - {member.handle}
+    elif returns is not None:
+        used |= _names(returns)
+    imports.need(used, member.source, where)
+    signature = f"def {member.name}({ast.unparse(args)})" + (f" -> {ast.unparse(returns)}" if returns else "")
+    doc = CODE.sub(_unasync, ast.get_docstring(node, clean=True) or "")
+    target = f"self._async.{member.name}"
+    forward = ", ".join([target, *_arguments(args)])
+    if member.kind == "property":
+        return f"    @property\n    {signature}:\n{_docstring(doc, 8)}\n        return {target}"
+    if member.kind == "handle":
+        doc = _with_note(doc, NOTES["handle"].format(where=where, handle=member.handle))
+        body = f"runner = self._runner\n        return {member.handle}(runner, runner.call_sync({forward}))"
+        return f"    {signature}:\n{_docstring(doc, 8)}\n        {body}"
+    if member.kind == "coroutine":
+        doc = _with_note(doc, NOTES["coroutine"].format(where=where))
+        call = f"self._runner.run({forward})"
+    elif twin.plain == "loop":
+        call = f"self._runner.call_sync({forward})"
+    else:
+        call = f"{target}({', '.join(_arguments(args))})"
+    returns_none = returns is not None and ast.unparse(returns) == "None"
+    return f"    {signature}:\n{_docstring(doc, 8)}\n        {'' if returns_none else 'return '}{call}"
+
+
+def _unasync(code: re.Match[str]) -> str:
+    text = code.group()
+    for pattern, replacement in UNASYNC:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _annotations(args: ast.arguments) -> Iterator[ast.expr]:
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None and arg.annotation is not None:
+            yield arg.annotation
+
+
+def _kw_defaults(args: ast.arguments) -> Iterator[ast.expr]:
+    return (d for d in args.kw_defaults if d is not None)
+
+
+def _arguments(args: ast.arguments) -> list[str]:
+    """The arguments that pass a method's parameters on, as they were given (``self`` left out)."""
+    positional = [a.arg for a in [*args.posonlyargs, *args.args][1:]]
+    starred = [f"*{args.vararg.arg}"] if args.vararg else []
+    keywords = [f"{a.arg}={a.arg}" for a in args.kwonlyargs]
+    return positional + starred + keywords + ([f"**{args.kwarg.arg}"] if args.kwarg else [])
+
+
+def _wrapped(returns: ast.expr, handle: str) -> ast.expr:
+    """``Call[X]`` -> ``SyncCall[X]``, ``Subscription`` -> ``SyncSubscription``."""
+    if isinstance(returns, ast.Subscript):
+        return ast.Subscript(ast.Name(handle), returns.slice)
+    return ast.Name(handle)
+
+
+def _with_note(doc: str, note: str) -> str:
+    """``note`` as the docstring's second paragraph (after the summary, before any section)."""
+    summary, _, rest = doc.partition("\n\n")
+    note = textwrap.fill(note, width=120 - 8, break_on_hyphens=False)
+    return "\n\n".join(part for part in (summary, note, rest) if part)
+
+
+def _docstring(text: str, indent: int) -> str:
+    if '"""' in text or "\\" in text:
+        raise GenerateError(f"a docstring with a backslash or triple quotes: {text[:60]!r}")
+    pad = " " * indent
+    body = textwrap.indent(text, pad).lstrip()
+    return f'{pad}"""{body}"""' if "\n" not in text else f'{pad}"""{body}\n{pad}"""'
+
+
+def formatted(text: str, root: Path) -> str:
+    """``text`` with its imports sorted and formatted by the repository's ruff (its settings, its version)."""
+    for command in (["check", "--fix", "--select", "I", "--quiet"], ["format", "--quiet"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--stdin-filename", TARGET, "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            cwd=root,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise GenerateError(f"ruff {command[0]} failed on the generated module:\n{done.stderr}")
+        text = done.stdout
+    return text
+
+
+def generate(root: Path) -> str:
+    sys.path.insert(0, str(root))
+    import mcp_client
+
+    where = Path(mcp_client.__file__).resolve().parent
+    if where != (root / "mcp_client").resolve():
+        raise GenerateError(f"imported mcp_client from {where}, not from {root}")
+    return formatted(render([(twin, list(members(twin))) for twin in TWINS]), root)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale; write nothing")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent, help="the repository")
+    options = parser.parse_args(argv)
+    root: Path = options.root.resolve()
+    try:
+        text = generate(root)
+    except GenerateError as exc:
+        print(f"gen_sync: {exc}", file=sys.stderr)
+        return 2
+    path = root / TARGET
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    if options.check:
+        if current == text:
+            print(f"gen_sync: {TARGET} is up to date")
+            return 0
+        diff = difflib.unified_diff(current.splitlines(True), text.splitlines(True), TARGET, "generated", n=1)
+        sys.stdout.writelines(diff)
+        print(f"gen_sync: {TARGET} is stale (the async signatures changed, or it was edited): run `{COMMAND}`")
+        return 1
+    if current != text:
+        path.write_text(text, encoding="utf-8")
+        print(f"gen_sync: wrote {TARGET}")
+    else:
+        print(f"gen_sync: {TARGET} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
