@@ -38,15 +38,17 @@ FACES = (
 
 def test_every_public_name_is_written_once_and_resolves_to_its_module() -> None:
     source = Path(mcp_client.__file__ or "").read_text(encoding="utf-8")
-    assert set(exported_names(source)) == set(mcp_client.__all__) - {"__version__"}
+    public: list[str] = vars(mcp_client)["__all__"]  # (made at run time by the loader; type checkers read the imports)
+    assert len(public) == 111
+    assert set(exported_names(source)) == set(public) - {"__version__"}
     assert source.count('"Client"') == 0  # no second list of the names
-    for name in mcp_client.__all__:
+    for name in public:
         value = getattr(mcp_client, name)
         assert value is not None
         if name != "__version__" and hasattr(value, "__module__") and not name.isupper():
             assert name in dir(mcp_client)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        _ = mcp_client.nope
+        _ = mcp_client.nope  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("face", FACES)
@@ -54,7 +56,7 @@ def test_each_face_loads_its_names_on_first_use(face: str) -> None:
     module = importlib.import_module(face)
     names = exported_names(Path(module.__file__ or "").read_text(encoding="utf-8"))
     assert names, f"{face} lists no names"
-    assert sorted(names) == sorted(set(module.__all__) - {"__version__"})
+    assert sorted(names) == sorted(set(vars(module)["__all__"]) - {"__version__"})
     for name, (where, original) in names.items():
         assert getattr(module, name) is getattr(importlib.import_module(where), original)
 
