@@ -1,0 +1,139 @@
+"""The blocking facade leaves nothing behind and never hangs on its way out (red team of the generated facade).
+
+Each attack runs in a child interpreter of its own, under a bound: the failure it guards against is a process that
+never exits (an interpreter waiting forever for the portal of a client nobody closed) or a thread and a server
+process that outlive their client. The child prints what it observed as one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BOUND = 25.0
+"""Seconds a child may take: a few server starts and closes; a hang is a failure, not a stuck run."""
+
+PRELUDE = """
+import gc, json, os, sys, threading, time
+from mcp_client import MCPClientError, TimeoutPolicy, stdio
+from mcp_client.sync.client import Client, ClientGroup
+
+POLICY = TimeoutPolicy(idle=20, maximum=30, connect=20)
+
+def peer():
+    return stdio(sys.executable, ["-m", "mcp_client.testing.peer"])
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+def gone(pid, within=10.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and alive(pid):
+        time.sleep(0.05)
+    return not alive(pid)
+
+def portal_threads():
+    return [t.name for t in threading.enumerate() if t.name.startswith("mcp-client")]
+"""
+
+pytestmark = pytest.mark.parametrize("backend", ["asyncio", "trio"])
+
+
+def run_child(body: str, backend: str) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
+    script = PRELUDE + f"\nBACKEND = {backend!r}\n" + textwrap.dedent(body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=BOUND, env=env, cwd=ROOT
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the child did not exit within {BOUND:g} s; it printed: {exc.stdout!r} {exc.stderr!r}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no report; exit {done.returncode}; stderr: {done.stderr[-2000:]}"
+    report = json.loads(lines[-1])
+    assert isinstance(report, dict)
+    return done, report
+
+
+def test_an_unclosed_client_does_not_hang_the_interpreter_at_exit(backend: str) -> None:
+    """A script that opens a client and ends without closing it exits (the interpreter used to wait forever for
+    the client's portal), and its server process does not outlive it."""
+    done, report = run_child(
+        """
+        def main():
+            client = Client(peer(), timeout=POLICY, backend=BACKEND).open()
+            client.call_tool("echo", {"text": "x"})
+            return client.server_process_id
+        CLIENT = Client(peer(), timeout=POLICY, backend=BACKEND).open()  # one held by a global, too
+        print(json.dumps({"pids": [main(), CLIENT.server_process_id]}), flush=True)
+        """,
+        backend,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    pids = report["pids"]
+    assert isinstance(pids, list)
+    for pid in pids:
+        assert isinstance(pid, int)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_close_ends_a_call_handle_entered_and_never_left(backend: str) -> None:
+    """close() is bounded even while a call handle is still entered (its ``with`` block not left, in another
+    thread or never): it used to wait forever for the handle's task in the portal."""
+    done, report = run_child(
+        """
+        client = Client(peer(), timeout=POLICY, backend=BACKEND).open()
+        pid = client.server_process_id
+        call = client.tool_call("silent")
+        call.__enter__()
+        started = time.monotonic()
+        client.close()
+        print(json.dumps({"close": time.monotonic() - started, "gone": gone(pid), "threads": portal_threads()}))
+        """,
+        backend,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert report["gone"] is True
+    assert report["threads"] == []
+    close = report["close"]
+    assert isinstance(close, float) and close < 15
+
+
+def test_a_client_collected_on_its_own_event_loop_thread_leaves_nothing(backend: str) -> None:
+    """An unclosed client that the garbage collector finds while its own event loop runs (here a progress callback
+    collects) is closed: no portal thread, no server process left (the portal used to fail to stop itself from its
+    own thread, "cannot join current thread", and leak both for the life of the process)."""
+    done, report = run_child(
+        """
+        gc.disable()
+        def start():
+            client = Client(peer(), timeout=POLICY, backend=BACKEND).open()
+            call = client.tool_call(
+                "slow", {"seconds": 1.0, "progress_every": 0.1}, on_progress=lambda p: gc.collect()
+            )
+            call.__enter__()
+            call.detach()
+            return client.server_process_id
+        pid = start()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (portal_threads() or alive(pid)):
+            time.sleep(0.1)
+        print(json.dumps({"gone": not alive(pid), "threads": portal_threads()}), flush=True)
+        """,
+        backend,
+    )
+    assert "cannot join current thread" not in done.stderr
+    assert report == {"gone": True, "threads": []}
