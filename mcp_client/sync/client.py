@@ -24,6 +24,7 @@ Each sync client owns a :func:`anyio.from_thread.start_blocking_portal`: an even
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from types import TracebackType
@@ -73,12 +74,10 @@ class Client(ClientView):
 
     def open(self) -> Client:
         """Start the event loop and connect (what ``with`` does). Raises what :class:`mcp_client.Client` raises."""
-        portal, _ = self._portal.enter(self._async)
-        self._runner_ = PortalRunner(portal, self._interrupt_timeout, self._drain)
+        portal, _ = self._portal.enter(self._async, self)
+        # The runner must not reference this object (a bound method would): collected, it closes the portal.
+        self._runner_ = PortalRunner(portal, self._interrupt_timeout, functools.partial(_drain, self._async))
         return self
-
-    async def _drain(self, timeout: float) -> None:
-        await self._async.session.drain_cancels(timeout)
 
     def close(self) -> None:
         """Shut the connection down (for stdio: close stdin, then SIGTERM, then SIGKILL, bounded), then stop the
@@ -166,13 +165,9 @@ class ClientGroup(GroupView):
 
     def open(self) -> ClientGroup:
         """Start the event loop and every server, concurrently (what ``with`` does)."""
-        portal, _ = self._portal.enter(self._async)
-        self._runner_ = PortalRunner(portal, self._interrupt_timeout, self._drain)
+        portal, _ = self._portal.enter(self._async, self)
+        self._runner_ = PortalRunner(portal, self._interrupt_timeout, functools.partial(_drain_group, self._async))
         return self
-
-    async def _drain(self, timeout: float) -> None:
-        for client in self._async.clients.values():
-            await client.session.drain_cancels(timeout)
 
     def close(self) -> None:
         """Shut every server down, concurrently, then stop the event loop. Idempotent."""
@@ -207,3 +202,12 @@ class ClientGroup(GroupView):
         """The blocking clients of the servers that started."""
         runner = self._runner
         return {name: ClientView(client, runner) for name, client in self._async.clients.items()}
+
+
+async def _drain(client: AsyncClient, timeout: float) -> None:
+    await client.session.drain_cancels(timeout)
+
+
+async def _drain_group(group: AsyncClientGroup, timeout: float) -> None:
+    for client in group.clients.values():
+        await client.session.drain_cancels(timeout)

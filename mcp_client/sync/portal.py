@@ -9,8 +9,10 @@ the wire), waited for a bounded time. May touch anyio's portal and the standard 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import contextvars
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack
 from typing import Any, ParamSpec, TypeVar
@@ -112,31 +114,60 @@ def _adopt(context: contextvars.Context) -> None:
 
 
 class Portal:
-    """A blocking portal started on demand and stopped on close."""
+    """A blocking portal started on demand and stopped on close, or when its owner is collected unclosed.
+
+    Closing leaves the async context manager, then stops the event loop cancelling whatever still runs in it (a
+    call handle entered and never left, a coroutine of the host's): close is bounded by the client's own close.
+    An owner collected (or alive at interpreter exit) unclosed is closed by a finalizer that holds the portal, not
+    the owner; on the portal's own thread (the collector may run anywhere) the close is handed to a thread of its
+    own, since a thread cannot wait for its own event loop to stop.
+    """
 
     def __init__(self, backend: str, backend_options: Mapping[str, Any] | None, name: str) -> None:
         self._backend = backend
         self._backend_options = dict(backend_options) if backend_options is not None else None
         self._name = name
         self._stack: ExitStack | None = None
+        self._loop_thread: int | None = None
+        self._finalizer: weakref.finalize[[], object] | None = None
 
-    def enter(self, target: Any) -> tuple[BlockingPortal, Any]:
-        """Start the portal and enter the async context manager ``target`` in it; returns both."""
+    def enter(self, target: Any, owner: object) -> tuple[BlockingPortal, Any]:
+        """Start the portal and enter the async context manager ``target`` in it; returns both. ``owner`` (the
+        blocking object, which the portal must not reference) is watched: collected unclosed, the portal closes."""
         if self._stack is not None:
             raise RuntimeError("already open")
         stack = ExitStack()
         try:
             portal = stack.enter_context(start_blocking_portal(self._backend, self._backend_options, name=self._name))
+            self._loop_thread = portal.call(threading.get_ident)
+            # Runs after the target was left: what the target did not end (an entered handle) is cancelled.
+            stack.callback(_stop, portal)
             entered = stack.enter_context(portal.wrap_async_context_manager(target))
         except BaseException as exc:
             # Hand the exception over: the portal then cancels what is still running (a connect under way).
             stack.__exit__(type(exc), exc, exc.__traceback__)
             raise
         self._stack = stack
+        self._finalizer = weakref.finalize(owner, self._release)
         return portal, entered
 
     def close(self) -> None:
         """Leave the async context manager, then stop the event loop. Idempotent."""
         stack, self._stack = self._stack, None
+        finalizer, self._finalizer = self._finalizer, None
+        if finalizer is not None:
+            finalizer.detach()
         if stack is not None:
             stack.close()
+
+    def _release(self) -> None:
+        """The owner was collected unclosed, or the interpreter exits: close, from a thread that may wait."""
+        if threading.get_ident() == self._loop_thread:
+            threading.Thread(target=self.close, name=f"{self._name} (closing)", daemon=True).start()
+        else:
+            self.close()
+
+
+def _stop(portal: BlockingPortal) -> None:
+    with contextlib.suppress(RuntimeError):  # already stopped
+        portal.call(portal.stop, True)

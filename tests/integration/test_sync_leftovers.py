@@ -109,7 +109,8 @@ def test_close_ends_a_call_handle_entered_and_never_left(backend: str) -> None:
     assert report["gone"] is True
     assert report["threads"] == []
     close = report["close"]
-    assert isinstance(close, float) and close < 15
+    assert isinstance(close, float)
+    assert close < 15
 
 
 def test_a_client_collected_on_its_own_event_loop_thread_leaves_nothing(backend: str) -> None:
