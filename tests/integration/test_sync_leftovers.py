@@ -138,3 +138,36 @@ def test_a_client_collected_on_its_own_event_loop_thread_leaves_nothing(backend:
     )
     assert "cannot join current thread" not in done.stderr
     assert report == {"gone": True, "threads": []}
+
+
+def test_a_call_handle_kept_past_close_raises_no_portal_error(backend: str) -> None:
+    """A handle's ``cancel()`` is "safe after the end" (its async docstring): kept past the client's close it does
+    nothing, as the async one does; its blocking methods raise the facade's own "closed" error, never anyio's
+    "This portal is not running"; its properties still read."""
+    done, report = run_child(
+        """
+        with Client(peer(), timeout=POLICY, backend=BACKEND) as client:
+            call = client.tool_call("echo", {"text": "y"})
+            with call:
+                call.detach()
+                call.result()
+        seen = {"done": call.done}
+        try:
+            call.cancel()
+            seen["cancel"] = "ok"
+        except BaseException as exc:
+            seen["cancel"] = f"{type(exc).__name__}: {exc}"
+        try:
+            call.result()
+        except BaseException as exc:
+            seen["result"] = f"{type(exc).__name__}: {exc}"
+        print(json.dumps(seen), flush=True)
+        """,
+        backend,
+    )
+    assert report["done"] is True
+    assert report["cancel"] == "ok"
+    result = report["result"]
+    assert isinstance(result, str)
+    assert "portal" not in result
+    assert result.startswith("RuntimeError: the client is closed")
