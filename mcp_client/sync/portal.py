@@ -33,10 +33,21 @@ interruptible (Windows)."""
 class PortalRunner:
     """Runs coroutines in a portal for a blocking caller, and turns Ctrl-C into a cancellation on the wire."""
 
-    def __init__(self, portal: BlockingPortal, interrupt_timeout: float, drain: Callable[[float], Awaitable[None]]):
+    def __init__(
+        self,
+        portal: BlockingPortal,
+        interrupt_timeout: float,
+        drain: Callable[[float], Awaitable[None]],
+        stopped: Callable[[], bool] = lambda: False,
+    ):
         self.portal = portal
         self.interrupt_timeout = interrupt_timeout
         self._drain = drain
+        self._stopped = stopped
+
+    def _check_running(self) -> None:
+        if self._stopped():
+            raise RuntimeError("the client is closed: its event loop has stopped")
 
     def run(self, func: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``func(*args, **kwargs)`` in the portal, in a copy of the caller's context; block for its result.
@@ -45,6 +56,7 @@ class PortalRunner:
         started) the task is cancelled, which cancels its request on the wire; the wait for that is bounded, then
         the interrupt is re-raised.
         """
+        self._check_running()
         context = contextvars.copy_context()
         handle = _Interruptible()
 
@@ -69,7 +81,10 @@ class PortalRunner:
         return future.result()
 
     def call_sync(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a plain function on the event-loop thread (for state the loop owns)."""
+        """Run a plain function on the event-loop thread (for state the loop owns); once that loop has stopped, on
+        the calling thread (nothing else touches that state any more: a handle's ``cancel()`` after the end)."""
+        if self._stopped():
+            return func(*args, **kwargs)
         return self.portal.call(lambda: func(*args, **kwargs))
 
     def _interrupt(self, handle: _Interruptible) -> None:
@@ -129,6 +144,7 @@ class Portal:
         self._name = name
         self._stack: ExitStack | None = None
         self._loop_thread: int | None = None
+        self._stopped = False
         self._finalizer: weakref.finalize[[], object] | None = None
 
     def enter(self, target: Any, owner: object) -> tuple[BlockingPortal, Any]:
@@ -141,7 +157,7 @@ class Portal:
             portal = stack.enter_context(start_blocking_portal(self._backend, self._backend_options, name=self._name))
             self._loop_thread = portal.call(threading.get_ident)
             # Runs after the target was left: what the target did not end (an entered handle) is cancelled.
-            stack.callback(_stop, portal)
+            stack.callback(self._stop, portal)
             entered = stack.enter_context(portal.wrap_async_context_manager(target))
         except BaseException as exc:
             # Hand the exception over: the portal then cancels what is still running (a connect under way).
@@ -160,14 +176,18 @@ class Portal:
         if stack is not None:
             stack.close()
 
+    def stopped(self) -> bool:
+        """True once the event loop was stopped (by :meth:`close`): nothing runs on it any more."""
+        return self._stopped
+
+    def _stop(self, portal: BlockingPortal) -> None:
+        with contextlib.suppress(RuntimeError):  # already stopped
+            portal.call(portal.stop, True)
+        self._stopped = True
+
     def _release(self) -> None:
         """The owner was collected unclosed, or the interpreter exits: close, from a thread that may wait."""
         if threading.get_ident() == self._loop_thread:
             threading.Thread(target=self.close, name=f"{self._name} (closing)", daemon=True).start()
         else:
             self.close()
-
-
-def _stop(portal: BlockingPortal) -> None:
-    with contextlib.suppress(RuntimeError):  # already stopped
-        portal.call(portal.stop, True)

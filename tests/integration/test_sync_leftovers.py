@@ -144,7 +144,7 @@ def test_a_call_handle_kept_past_close_raises_no_portal_error(backend: str) -> N
     """A handle's ``cancel()`` is "safe after the end" (its async docstring): kept past the client's close it does
     nothing, as the async one does; its blocking methods raise the facade's own "closed" error, never anyio's
     "This portal is not running"; its properties still read."""
-    done, report = run_child(
+    _done, report = run_child(
         """
         with Client(peer(), timeout=POLICY, backend=BACKEND) as client:
             call = client.tool_call("echo", {"text": "y"})
