@@ -171,3 +171,33 @@ def test_a_call_handle_kept_past_close_raises_no_portal_error(backend: str) -> N
     assert isinstance(result, str)
     assert "portal" not in result
     assert result.startswith("RuntimeError: the client is closed")
+
+
+def test_ctrl_c_during_open_is_raised_at_once_and_leaves_nothing(backend: str) -> None:
+    """Ctrl-C while open() waits for a server that never answers raises KeyboardInterrupt at once, as it does
+    during a call, and stops the event loop and the process (open() used to block on the connect, uninterruptible
+    where a signal does not break a lock wait: Windows, or a signal taken by another thread, until the connect
+    timeout)."""
+    _done, report = run_child(
+        """
+        import _thread
+        silent = stdio(sys.executable, ["-c", "import time; time.sleep(60)"])
+        client = Client(silent, timeout=TimeoutPolicy(idle=20, maximum=30, connect=15), backend=BACKEND)
+        threading.Timer(1.0, _thread.interrupt_main).start()
+        started = time.monotonic()
+        try:
+            client.open()
+            raised = "nothing"
+        except BaseException as exc:
+            raised = type(exc).__name__
+        took = time.monotonic() - started
+        time.sleep(0.5)
+        print(json.dumps({"raised": raised, "took": took, "threads": portal_threads()}), flush=True)
+        """,
+        backend,
+    )
+    assert report["raised"] == "KeyboardInterrupt"
+    took = report["took"]
+    assert isinstance(took, float)
+    assert took < 5
+    assert report["threads"] == []
