@@ -117,6 +117,49 @@ class _Interruptible:
             self.scope.cancel()
 
 
+class _Held:
+    """``target`` entered in a task of the portal and left when told, as anyio's ``wrap_async_context_manager``,
+    but the calling thread waits in polls (:func:`_wait`): a Ctrl-C reaches it while a connect is under way even
+    where a lock wait is not interruptible, or the signal went to another thread."""
+
+    def __init__(self, portal: BlockingPortal, target: Any) -> None:
+        self._portal = portal
+        self._target = target
+        self._entered: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._exit_info: tuple[Any, Any, Any] = (None, None, None)
+        self._leave: anyio.Event | None = None
+        self._left: concurrent.futures.Future[Any] | None = None
+
+    async def _hold(self) -> Any:
+        self._leave = leave = anyio.Event()
+        try:
+            value = await self._target.__aenter__()
+        except BaseException as exc:
+            self._entered.set_exception(exc)
+            raise
+        self._entered.set_result(value)
+        try:
+            await leave.wait()
+        finally:
+            # Reached on cancellation too (the portal stopping), before __exit__ told anything.
+            result = await self._target.__aexit__(*self._exit_info)
+        return result
+
+    def __enter__(self) -> Any:
+        self._left = self._portal.start_task_soon(self._hold)
+        _wait(self._entered)
+        return self._entered.result()
+
+    def __exit__(self, *exc_info: Any) -> bool | None:
+        assert self._left is not None
+        self._exit_info = exc_info
+        assert self._leave is not None
+        self._portal.call(self._leave.set)
+        _wait(self._left)
+        result: bool | None = self._left.result()
+        return result
+
+
 def _wait(future: concurrent.futures.Future[Any]) -> None:
     while not future.done():
         concurrent.futures.wait([future], timeout=_POLL)
@@ -158,7 +201,7 @@ class Portal:
             self._loop_thread = portal.call(threading.get_ident)
             # Runs after the target was left: what the target did not end (an entered handle) is cancelled.
             stack.callback(self._stop, portal)
-            entered = stack.enter_context(portal.wrap_async_context_manager(target))
+            entered = stack.enter_context(_Held(portal, target))
         except BaseException as exc:
             # Hand the exception over: the portal then cancels what is still running (a connect under way).
             stack.__exit__(type(exc), exc, exc.__traceback__)
