@@ -150,3 +150,26 @@ def test_the_blocking_docstrings_show_blocking_code() -> None:
             assert "async with" not in doc, name
             assert "async for" not in doc, name
     assert "with client.tool_call(" in (inspect.getdoc(mcp_client.sync.view.ClientView.tool_call) or "")
+
+
+def test_a_word_in_a_string_default_or_a_literal_is_no_name_to_import(copy: Path) -> None:
+    """Only a quoted annotation is read as code: a default ``"asyncio"`` or ``Literal["fast"]`` is a value, and used
+    to stop the generator ("'fast' is neither imported nor defined", exit 2)."""
+    _edit(
+        copy / "mcp_client/client/features.py",
+        "from typing import TYPE_CHECKING, ",
+        "from typing import TYPE_CHECKING, Literal, ",
+    )
+    _add_before(
+        copy,
+        mcp_client.Client.ping,
+        '    async def pong(self, mode: Literal["fast", "slow"] = "fast", *, engine: str = "asyncio") -> str:\n'
+        '        """Answer in ``mode``."""\n'
+        "        return mode\n",
+    )
+
+    done = _run(copy)
+    assert done.returncode == 0, done.stderr
+    assert 'def pong(self, mode: Literal["fast", "slow"] = "fast", *, engine: str = "asyncio") -> str:' in (
+        copy / VIEW
+    ).read_text(encoding="utf-8")
