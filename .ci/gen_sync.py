@@ -286,16 +286,32 @@ def _object(node: ast.AST, source: Source) -> object:
     return None
 
 
-def _names(expression: ast.expr) -> set[str]:
-    """The names an expression uses (an attribute chain counts by its first name)."""
+def _names(expression: ast.expr, *, annotation: bool = True) -> set[str]:
+    """The names an expression uses (an attribute chain counts by its first name). In an annotation a string is
+    read as a quoted annotation, except the values of a ``Literal[...]``; in a default a string is a value."""
     found: set[str] = set()
-    for node in ast.walk(expression):
+
+    def visit(node: ast.AST) -> None:
         if isinstance(node, ast.Name):
             found.add(node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
-            with contextlib.suppress(SyntaxError):
-                found |= _names(ast.parse(node.value, mode="eval").body)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if annotation:
+                with contextlib.suppress(SyntaxError):
+                    found.update(_names(ast.parse(node.value, mode="eval").body))
+        elif isinstance(node, ast.Subscript) and _is_literal(node.value):
+            visit(node.value)
+        else:
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    visit(expression)
     return found
+
+
+def _is_literal(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "Literal") or (
+        isinstance(node, ast.Attribute) and node.attr == "Literal"
+    )
 
 
 # -- writing view.py -----------------------------------------------------------------------------------------------
@@ -373,7 +389,10 @@ def render(members_by_twin: list[tuple[Twin, list[Member]]]) -> str:
 def _method(twin: Twin, member: Member, imports: Imports) -> str:
     node, args, returns = member.node, member.node.args, member.node.returns
     where = f"{member.owner}.{member.name}"
-    used = set().union(*(_names(e) for e in [*_annotations(args), *args.defaults, *_kw_defaults(args)]))
+    used = set().union(
+        *(_names(e) for e in _annotations(args)),
+        *(_names(e, annotation=False) for e in [*args.defaults, *_kw_defaults(args)]),
+    )
     if returns is not None and member.kind == "handle":  # Call[X] -> SyncCall[X]: Call itself is not needed
         returns = _wrapped(returns, member.handle)
         used |= _names(returns) - {member.handle}
