@@ -2,58 +2,110 @@
 
 A face (``mcp_client/__init__.py``, ``mcp_client/session/__init__.py``, an integration's ``__init__.py``...) lists
 its names once, as ``from module import Name as Name`` lines under ``if TYPE_CHECKING:``, where type checkers and
-the documentation read them. At run time nothing there is imported: :func:`lazy_face` reads those lines back from
-the face's own source and answers ``__getattr__``, ``__dir__`` and ``__all__`` from them, importing a name's module
-on first use (PEP 562). So ``import mcp_client`` costs next to nothing, and a name is never listed twice.
+the documentation read them. At run time nothing there is imported: :func:`lazy_face` reads those imports back from
+the face's compiled code (its loader's, so a face in a zip or shipped without its ``.py`` reads the same) and
+answers ``__getattr__``, ``__dir__`` and ``__all__`` from them, importing a name's module on first use (PEP 562).
+So ``import mcp_client`` costs next to nothing, and a name is never listed twice.
 
-The lines it reads are plain ``from a.b import (X as X, Y as Y)`` statements, one or many names, parenthesised
-or not; ``X as Z`` exports ``X`` under the name ``Z``. Anything else in the block is ignored.
+The names are the face's ``from a.b import X as Z`` imports (absolute, any layout the compiler accepts: comments,
+parentheses, several on a line) that did not run: what the face bound by the time it calls :func:`lazy_face` ran,
+so it is no lazy name. ``X as Z`` exports ``X`` under the name ``Z``; ``import a.b as c`` is not a name of a face.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 import sys
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping
+from types import CodeType
 from typing import Any
 
-__all__ = ["lazy_face"]
+__all__ = ["exported_names", "lazy_face"]
 
-_BLOCK = re.compile(r"^if TYPE_CHECKING:\n((?:[ \t]+.*\n|\n)+)", re.MULTILINE)
-_FROM = re.compile(r"from\s+([\w.]+)\s+import\s+(\([^)]*\)|[^\n]+)")
-_NAME = re.compile(r"(\w+)(?:\s+as\s+(\w+))?")
+_TRANSPARENT = frozenset({"EXTENDED_ARG", "CACHE", "NOP"})
+"""Instructions that never break an import sequence (an argument's high bits, the interpreter's own slots)."""
 
 
-def exported_names(source: str) -> dict[str, tuple[str, str]]:
-    """``{exported name: (module, name in the module)}`` for the imports of ``source``'s ``TYPE_CHECKING`` block."""
-    block = _BLOCK.search(source)
-    if block is None:
-        return {}
+def imported_names(code: CodeType) -> dict[str, tuple[str, str]]:
+    """``{bound name: (module, name in the module)}`` for every absolute ``from ... import`` of the module ``code``
+    (top level, in order; a later binding of a name wins)."""
+    import dis  # (only when a face is first loaded)
+
     names: dict[str, tuple[str, str]] = {}
-    for module, listed in _FROM.findall(block.group(1)):
-        for part in listed.strip("()").split(","):
-            part = part.split("#")[0].strip()
-            found = _NAME.fullmatch(part)
-            if found is None:
-                continue
-            original, alias = found.group(1), found.group(2) or found.group(1)
-            names[alias] = (module, original)
+    constants: list[object] = []
+    module: str | None = None
+    original: str | None = None
+    for instruction in dis.get_instructions(code):
+        op = instruction.opname
+        if op in _TRANSPARENT:
+            continue
+        if op in ("LOAD_CONST", "LOAD_SMALL_INT"):
+            constants.append(instruction.argval)
+            continue
+        if op == "IMPORT_NAME":
+            # LOAD_CONST level, LOAD_CONST fromlist, IMPORT_NAME: a fromlist makes it a ``from`` import.
+            level, fromlist = (constants[-2], constants[-1]) if len(constants) >= 2 else (None, None)
+            module = instruction.argval if level == 0 and isinstance(fromlist, tuple) else None
+        elif op == "IMPORT_FROM" and module is not None:
+            original = instruction.argval
+        elif op in ("STORE_NAME", "STORE_GLOBAL") and module is not None and original is not None:
+            names[instruction.argval] = (module, original)
+            original = None
+        elif op != "POP_TOP" or original is not None:
+            module = original = None
+        elif op == "POP_TOP":
+            module = None
+        constants.clear()
     return names
 
 
+def exported_names(source: str) -> dict[str, tuple[str, str]]:
+    """The names a face with this ``source`` exports, read as :func:`lazy_face` reads them (for tests and tools:
+    the face's runtime bindings are taken to be the imports outside its ``TYPE_CHECKING`` blocks)."""
+    code = compile(source, "<face>", "exec")
+    runtime = compile(_without_type_checking(source), "<face>", "exec")
+    bound = imported_names(runtime)
+    return {name: where for name, where in imported_names(code).items() if name not in bound}
+
+
+def _without_type_checking(source: str) -> str:
+    import ast
+
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body if not _is_type_checking(node)]
+    return ast.unparse(tree)
+
+
+def _is_type_checking(node: object) -> bool:
+    import ast
+
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _face_names(module_name: str, bound: Mapping[str, object]) -> dict[str, tuple[str, str]]:
+    face = sys.modules[module_name]
+    spec = face.__spec__
+    get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
+    code = get_code(module_name) if get_code is not None else None
+    if code is None:
+        raise ImportError(f"{module_name}: its loader gives no code to read the face's names from", name=module_name)
+    return {name: where for name, where in imported_names(code).items() if name not in bound}
+
+
 def lazy_face(
-    module_name: str, extra: tuple[str, ...] = ()
+    module_name: str, extra: Iterable[str] = ()
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``(__getattr__, __dir__, __all__)`` for the face ``module_name``, read from its ``TYPE_CHECKING`` block.
 
     ``extra`` names what the face defines itself (``__version__``) and should also list in ``__all__``.
     """
-    face = sys.modules[module_name]
-    source = Path(face.__file__ or "").read_text(encoding="utf-8")
-    names = exported_names(source)
-    namespace = vars(face)
+    namespace = vars(sys.modules[module_name])
+    names = _face_names(module_name, namespace)
 
     def __getattr__(name: str) -> Any:
         where = names.get(name)
