@@ -24,7 +24,8 @@ def _made(cls: type[MCPClientError]) -> MCPClientError:
     MCPClientError.__init__(error, "boom", method="tools/call", request_ids=(1, 2), elapsed=0.5)
     error.may_have_run = True
     error.tool = "reindex"
-    vars(error).update(written=True, code=-32000, task_id="t-1", data={"k": [1]})
+    facts = {"written": True, "code": -32000, "task_id": "t-1", "data": {"k": [1]}}
+    vars(error).update({k: v for k, v in facts.items() if not isinstance(getattr(cls, k, None), property)})
     return error
 
 
