@@ -145,6 +145,11 @@ class MCPClientError(Exception):
         was written and not refused, or the server made a task of it; False when none did. None: no call recorded
         it (the error came from elsewhere), then its kind decides (:func:`mcp_client.outcomes.may_have_run`)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled and copied by its state: most subclasses take keyword-only arguments (``written=``, ``code=``)
+        that ``args`` does not hold, so the default ``cls(*args)`` could not make one again."""
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
     @property
     def for_model(self) -> str:
         """A short plain text for a model: what happened, whether the server was told to stop, and whether the
@@ -171,6 +176,13 @@ class MCPClientError(Exception):
         self.elapsed = self.elapsed if self.elapsed is not None else elapsed
         self.last_progress = self.last_progress if self.last_progress is not None else last_progress
         return self
+
+
+def _rebuilt(cls: type[MCPClientError], args: tuple[Any, ...]) -> MCPClientError:
+    """An error of ``cls`` with ``args`` and no other state yet (pickle then restores its ``__dict__``)."""
+    error = cls.__new__(cls, *args)
+    Exception.__init__(error, *args)
+    return error
 
 
 class ConnectError(MCPClientError):
