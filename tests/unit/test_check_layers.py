@@ -221,3 +221,37 @@ def test_a_root_without_the_package_is_an_error(tmp_path: Path) -> None:
 def test_the_package_itself_keeps_every_rule() -> None:
     result = _check(SCRIPT.parents[1])
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import importlib\n\nimportlib.import_module('mcp_client.session.session')\n",
+        "from importlib import import_module\n\nimport_module('mcp_client.session.session')\n",
+        "def load():\n    return __import__('mcp_client.session.session')\n",
+    ],
+)
+def test_a_module_loaded_by_a_literal_name_counts_as_an_import(tmp_path: Path, text: str) -> None:
+    """``importlib.import_module("mcp_client.x")`` (or ``__import__``) with a literal name loads that module as an
+    import statement does: the backends were once chosen that way, out of the check's sight."""
+    result = _check(_tree(tmp_path, {**CLEAN, "mcp_client/protocol/era.py": text}))
+    assert result.returncode == 1, result.stdout
+    (line, _) = result.stdout.splitlines()
+    assert line.startswith("mcp_client/protocol/era.py:")
+    assert "imports mcp_client.session.session: wire (session/) sits above protocol" in line
+
+
+def test_a_circle_through_a_package_init_is_found(tmp_path: Path) -> None:
+    """Importing ``a.b.c`` runs ``a/b/__init__.py`` first: ``auth/provider.py`` importing the stdio transport's
+    module, whose package's ``__init__`` imports ``auth/provider.py``, is a circle at run time ("cannot import name
+    'X' from partially initialized module"), though no file imports the other back."""
+    planted = {
+        "mcp_client/auth/provider.py": "from mcp_client.transports.stdio._transport import stdio\nX = 1\n",
+        "mcp_client/transports/stdio/__init__.py": "from mcp_client.auth.provider import X\n",
+    }
+    result = _check(_tree(tmp_path, {**CLEAN, **planted}))
+    assert result.returncode == 1, result.stdout
+    circles = [line for line in result.stdout.splitlines() if "circle of" in line]
+    assert circles == [
+        "mcp_client/auth/provider.py:1: circle of 2 files: auth/provider.py, transports/stdio/__init__.py"
+    ]
