@@ -13,7 +13,10 @@ import graph, and fails when it breaks a rule of docs/design.md ("Import rules")
   the transports never import ``protocol.negotiate``;
 * no module is over 500 lines, outside ``testing/``, ``cli/`` and the generated ``sync/view.py``.
 
-Every import counts, wherever it is written (inside a function, under ``TYPE_CHECKING``). It also warns (without
+Every import counts, wherever it is written (inside a function, under ``TYPE_CHECKING``), and so does a module
+loaded by a literal name (``importlib.import_module("mcp_client.x")``, ``__import__``). For circles, an import of
+``a.b.c`` also runs the ``__init__`` of each package above it (a lazy face's imports excepted: they run on first
+use), as Python does. It also warns (without
 failing) when a ``_``-name (a ``_private`` module or a ``_private`` name) is imported from outside the top-level
 folder it sits in; the top-level ``_`` modules (``_types``, ``_version``, ``_httpx``, ``_backends/``, ``_lazy``)
 are the package's shared core and free to import. Usage::
@@ -142,6 +145,8 @@ def imported(module: Module) -> Iterator[tuple[int, str, str | None]]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name, None
+        elif isinstance(node, ast.Call) and (loaded := _loaded_by_name(node)) is not None:
+            yield node.lineno, loaded, None
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -150,6 +155,18 @@ def imported(module: Module) -> Iterator[tuple[int, str, str | None]]:
                 base = ".".join([*anchor, base] if base else anchor)
             for alias in node.names:
                 yield node.lineno, base, None if alias.name == "*" else alias.name
+
+
+def _loaded_by_name(call: ast.Call) -> str | None:
+    """The module ``importlib.import_module("a.b")`` or ``__import__("a.b")`` loads, when its name is a literal."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if name not in ("import_module", "__import__") or not call.args:
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and not first.value.startswith("."):
+        return first.value
+    return None
 
 
 def package_imports(modules: dict[str, Module]) -> tuple[list[Import], list[tuple[Module, int, str]]]:
@@ -284,8 +301,32 @@ def circles(modules: dict[str, Module], imports: list[Import]) -> list[list[str]
     return sorted(found)
 
 
+def with_packages(modules: dict[str, Module], imports: list[Import]) -> list[Import]:
+    """The imports, and for each one the ``__init__`` of every package above its target that it runs: importing
+    ``a.b.c`` runs ``a/b/__init__.py`` first. Not the importer's own packages (already running), nor a lazy face
+    (its imports are written for type checkers and run one by one on first use, not when the face runs)."""
+    faces = {name for name, module in modules.items() if module.is_package and _is_lazy_face(module)}
+    runs = list(imports)
+    for edge in imports:
+        parts = edge.target.split(".")
+        own = edge.source.split(".")
+        for depth in range(1, len(parts)):
+            package = ".".join(parts[:depth])
+            if package in modules and package not in faces and own[:depth] != parts[:depth]:
+                runs.append(Import(edge.source, edge.line, package, None))
+    return runs
+
+
+def _is_lazy_face(module: Module) -> bool:
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_face"
+        for node in ast.walk(module.tree)
+    )
+
+
 def check_circles(modules: dict[str, Module], imports: list[Import]) -> list[Finding]:
     findings: list[Finding] = []
+    imports = with_packages(modules, imports)
     for component in circles(modules, imports):
         members = set(component)
         first = component[0]

@@ -25,7 +25,7 @@ CLEAN = {
     "mcp_client/otel.py": "from mcp_client import events\n",
     "mcp_client/config/__init__.py": "",
     "mcp_client/config/load.py": "from mcp_client.transports.stdio import stdio\n",
-    "mcp_client/policy/__init__.py": "from mcp_client.policy.timeout import Deadline\n",
+    "mcp_client/policy/__init__.py": "import math\n",  # (run by each import of a policy module)
     "mcp_client/policy/backoff.py": "import math\n",
     "mcp_client/policy/timeout.py": "import math\n\nimport tenacity\n\nfrom mcp_client.errors import MCPClientError\n",
     "mcp_client/protocol/__init__.py": "",
@@ -90,7 +90,7 @@ def test_a_tree_that_keeps_every_rule_passes(tmp_path: Path) -> None:
         ("mcp_client/protocol/era.py", "from mcp_client.session.session import S\n", "wire (session/) sits above"),
         ("mcp_client/_types.py", "from mcp_client.outcomes import Ran\n", "in core, outcomes.py sits above _types.py"),
         ("mcp_client/outcomes.py", "from mcp_client.policy.backoff import B\n", "policy/ sits above outcomes.py"),
-        ("mcp_client/config/__init__.py", "from mcp_client.group import G\n", "in host, group.py sits above config/"),
+        ("mcp_client/config/env.py", "from mcp_client.group import G\n", "in host, group.py sits above config/"),
         ("mcp_client/group.py", "from mcp_client import Client\n", "imports mcp_client.Client: in host"),
         ("mcp_client/cache/store.py", "from mcp_client.client.client import C\n", "client (client/) sits above"),
         ("mcp_client/cache/__init__.py", "from mcp_client.subscriptions import S\n", "the wings never import each"),
@@ -163,6 +163,7 @@ def test_two_circles_are_two_findings(tmp_path: Path) -> None:
     planted = {
         "mcp_client/client/tools.py": "from mcp_client.client.client import Client\n",
         "mcp_client/policy/backoff.py": "import math\n",
+        "mcp_client/policy/__init__.py": "from mcp_client.policy.timeout import Deadline\n",
         "mcp_client/policy/timeout.py": "from mcp_client.policy import Deadline\n",
     }
     result = _check(_tree(tmp_path, {**CLEAN, **planted}))
