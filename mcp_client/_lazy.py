@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import importlib
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from types import CodeType
 from typing import Any
 
 __all__ = ["exported_names", "lazy_face"]
+
+_RACE_WAITS = (0.001, 0.01, 0.05, 0.2)
+"""Seconds between the tries of an import that lost a race with another thread's (then one last try)."""
 
 _TRANSPARENT = frozenset({"EXTENDED_ARG", "CACHE", "NOP"})
 """Instructions that never break an import sequence (an argument's high bits, the interpreter's own slots)."""
@@ -97,6 +101,20 @@ def _face_names(module_name: str, bound: Mapping[str, object]) -> dict[str, tupl
     return {name: where for name, where in imported_names(code).items() if name not in bound}
 
 
+def _imported(module: str) -> Any:
+    """``importlib.import_module(module)``, tried again when it lost a race with another thread's import: CPython's
+    module locks raise ``_DeadlockError`` in one of two threads importing modules of one graph in opposite orders
+    (threads using names of different faces for the first time at once); the other thread is through soon after."""
+    for wait in _RACE_WAITS:
+        try:
+            return importlib.import_module(module)
+        except RuntimeError as exc:
+            if type(exc).__name__ != "_DeadlockError":
+                raise
+        time.sleep(wait)
+    return importlib.import_module(module)
+
+
 def lazy_face(
     module_name: str, extra: Iterable[str] = ()
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
@@ -111,7 +129,7 @@ def lazy_face(
         where = names.get(name)
         if where is None:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(where[0]), where[1])
+        value = getattr(_imported(where[0]), where[1])
         namespace[name] = value  # the next lookup is a plain global
         return value
 
