@@ -201,3 +201,30 @@ def test_ctrl_c_during_open_is_raised_at_once_and_leaves_nothing(backend: str) -
     assert isinstance(took, float)
     assert took < 5
     assert report["threads"] == []
+
+
+def test_leaving_a_handles_block_after_the_client_closed_raises_nothing(backend: str) -> None:
+    """A ``with`` block of a call or a subscription left after the client closed (another thread closed it, say)
+    has nothing left to end: it raises nothing, and so never hides the error that ended the block, where it used
+    to raise the portal's "This portal is not running" (or the facade's "closed") from ``__exit__``."""
+    _done, report = run_child(
+        """
+        seen = {}
+        client = Client(peer(), timeout=POLICY, backend=BACKEND).open()
+        call = client.tool_call("silent")
+        call.__enter__()
+        sub = client.listen()
+        sub.__enter__()
+        client.close()
+        for name, handle in (("call", call), ("subscription", sub)):
+            try:
+                handle.__exit__(None, None, None)
+                seen[name] = "ok"
+            except BaseException as exc:
+                seen[name] = f"{type(exc).__name__}: {exc}"
+        seen["done"] = call.done
+        print(json.dumps(seen), flush=True)
+        """,
+        backend,
+    )
+    assert report == {"call": "ok", "subscription": "ok", "done": True}
