@@ -57,6 +57,8 @@ class CallBase(Generic[ResultT]):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         assert self._cm is not None
+        if self._runner.stopped:  # the client closed: its close ended the call
+            return
         self._cm.__exit__(exc_type, exc, traceback)
 
     @property
@@ -108,6 +110,8 @@ class SubscriptionBase:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        if self._runner.stopped:  # the client closed: its close ended the subscription
+            return
         self._runner.run(self._async.aclose)
 
     def __iter__(self) -> Iterator[Change]:

@@ -45,6 +45,11 @@ class PortalRunner:
         self._drain = drain
         self._stopped = stopped
 
+    @property
+    def stopped(self) -> bool:
+        """True once the client's event loop has stopped (the client closed): nothing runs on it any more."""
+        return self._stopped()
+
     def _check_running(self) -> None:
         if self._stopped():
             raise RuntimeError("the client is closed: its event loop has stopped")
