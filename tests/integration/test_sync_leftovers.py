@@ -228,3 +228,37 @@ def test_leaving_a_handles_block_after_the_client_closed_raises_nothing(backend:
         backend,
     )
     assert report == {"call": "ok", "subscription": "ok", "done": True}
+
+
+def test_two_threads_opening_one_client_leave_one_connection_that_works(backend: str) -> None:
+    """Two threads calling open() at once: one connects, the other is refused, and the refusal does not stop the
+    connection the first one made (nor start a second server)."""
+    _done, report = run_child(
+        """
+        client = Client(peer(), timeout=POLICY, backend=BACKEND)
+        barrier = threading.Barrier(2)
+        outcomes = []
+        def go():
+            barrier.wait()
+            try:
+                client.open()
+                outcomes.append("opened")
+            except RuntimeError as exc:
+                outcomes.append("refused")
+        threads = [threading.Thread(target=go) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+        seen = {"outcomes": sorted(outcomes), "threads": len(portal_threads())}
+        try:
+            seen["echo"] = client.call_tool("echo", {"text": "x"}).content[0].text
+        except BaseException as exc:
+            seen["echo"] = f"{type(exc).__name__}: {exc}"
+        client.close()
+        seen["after"] = portal_threads()
+        print(json.dumps(seen), flush=True)
+        """,
+        backend,
+    )
+    assert report == {"outcomes": ["opened", "refused"], "threads": 1, "echo": "x", "after": []}
