@@ -74,11 +74,9 @@ class Client(ClientView):
 
     def open(self) -> Client:
         """Start the event loop and connect (what ``with`` does). Raises what :class:`mcp_client.Client` raises."""
-        portal, _ = self._portal.enter(self._async, self)
+        portal, stopped = self._portal.enter(self._async, self)
         # The runner must not reference this object (a bound method would): collected, it closes the portal.
-        self._runner_ = PortalRunner(
-            portal, self._interrupt_timeout, functools.partial(_drain, self._async), self._portal.stopped
-        )
+        self._runner_ = PortalRunner(portal, self._interrupt_timeout, functools.partial(_drain, self._async), stopped)
         return self
 
     def close(self) -> None:
@@ -167,9 +165,9 @@ class ClientGroup(GroupView):
 
     def open(self) -> ClientGroup:
         """Start the event loop and every server, concurrently (what ``with`` does)."""
-        portal, _ = self._portal.enter(self._async, self)
+        portal, stopped = self._portal.enter(self._async, self)
         self._runner_ = PortalRunner(
-            portal, self._interrupt_timeout, functools.partial(_drain_group, self._async), self._portal.stopped
+            portal, self._interrupt_timeout, functools.partial(_drain_group, self._async), stopped
         )
         return self
 

@@ -192,28 +192,39 @@ class Portal:
         self._name = name
         self._stack: ExitStack | None = None
         self._loop_thread: int | None = None
-        self._stopped = False
         self._finalizer: weakref.finalize[[], object] | None = None
+        self._opening = threading.Lock()
 
-    def enter(self, target: Any, owner: object) -> tuple[BlockingPortal, Any]:
-        """Start the portal and enter the async context manager ``target`` in it; returns both. ``owner`` (the
-        blocking object, which the portal must not reference) is watched: collected unclosed, the portal closes."""
-        if self._stack is not None:
-            raise RuntimeError("already open")
-        stack = ExitStack()
+    def enter(self, target: Any, owner: object) -> tuple[BlockingPortal, Callable[[], bool]]:
+        """Start the portal and enter the async context manager ``target`` in it; returns the portal and a function
+        that tells whether this portal has stopped. ``owner`` (the blocking object, which the portal must not
+        reference) is watched: collected unclosed, the portal closes. One open at a time: another one while this
+        one connects is refused, and touches nothing of it."""
+        if not self._opening.acquire(blocking=False):
+            raise RuntimeError("already opening")
         try:
-            portal = stack.enter_context(start_blocking_portal(self._backend, self._backend_options, name=self._name))
-            self._loop_thread = portal.call(threading.get_ident)
-            # Runs after the target was left: what the target did not end (an entered handle) is cancelled.
-            stack.callback(self._stop, portal)
-            entered = stack.enter_context(_Held(portal, target))
-        except BaseException as exc:
-            # Hand the exception over: the portal then cancels what is still running (a connect under way).
-            stack.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-        self._stack = stack
-        self._finalizer = weakref.finalize(owner, self._release)
-        return portal, entered
+            if self._stack is not None:
+                raise RuntimeError("already open")
+            stopped = threading.Event()
+            stack = ExitStack()
+            try:
+                portal = stack.enter_context(
+                    start_blocking_portal(self._backend, self._backend_options, name=self._name)
+                )
+                loop_thread = portal.call(threading.get_ident)
+                # Runs after the target was left: what the target did not end (an entered handle) is cancelled.
+                stack.callback(_stop, portal, stopped)
+                stack.enter_context(_Held(portal, target))
+            except BaseException as exc:
+                # Hand the exception over: the portal then cancels what is still running (a connect under way).
+                stack.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            self._stack = stack
+            self._loop_thread = loop_thread
+            self._finalizer = weakref.finalize(owner, self._release)
+            return portal, stopped.is_set
+        finally:
+            self._opening.release()
 
     def close(self) -> None:
         """Leave the async context manager, then stop the event loop. Idempotent."""
@@ -224,18 +235,15 @@ class Portal:
         if stack is not None:
             stack.close()
 
-    def stopped(self) -> bool:
-        """True once the event loop was stopped (by :meth:`close`): nothing runs on it any more."""
-        return self._stopped
-
-    def _stop(self, portal: BlockingPortal) -> None:
-        with contextlib.suppress(RuntimeError):  # already stopped
-            portal.call(portal.stop, True)
-        self._stopped = True
-
     def _release(self) -> None:
         """The owner was collected unclosed, or the interpreter exits: close, from a thread that may wait."""
         if threading.get_ident() == self._loop_thread:
             threading.Thread(target=self.close, name=f"{self._name} (closing)", daemon=True).start()
         else:
             self.close()
+
+
+def _stop(portal: BlockingPortal, stopped: threading.Event) -> None:
+    with contextlib.suppress(RuntimeError):  # already stopped
+        portal.call(portal.stop, True)
+    stopped.set()
