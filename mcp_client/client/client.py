@@ -9,6 +9,7 @@ mcp-types model of the method.
 
 from __future__ import annotations
 
+import enum
 import logging
 import weakref
 from collections.abc import Callable, Mapping
@@ -60,11 +61,22 @@ from mcp_client.session.inflight import RequestControl
 from mcp_client.session.session import Session
 from mcp_client.transports.base import Transport
 
-__all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
+__all__ = ["USE_CLIENT_DEFAULT", "Client", "ClientState", "TimeoutArg", "UseClientDefault"]
 
 logger = logging.getLogger("mcp_client")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class ClientState(enum.Enum):
+    """Where a :class:`Client` is in its life (as httpx's ``ClientState``): it is entered once and closed once."""
+
+    UNOPENED = 1
+    """Made, not entered yet (or its ``__aenter__`` failed: it may be entered again)."""
+    OPENED = 2
+    """Entered: connected until :meth:`Client.aclose`."""
+    CLOSED = 3
+    """Closed: it cannot be entered again."""
 
 
 class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resuming, PinnedTools):
@@ -172,6 +184,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         if shared is not None:
             shared.add_listener(self._on_cache_invalidated)
         self._log_level: LogLevel | None = None
+        self._state = ClientState.UNOPENED
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._runner: CallRunner | None = None
@@ -184,11 +197,14 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        if self._stack is not None:
+        if self._state is ClientState.OPENED:
             raise RuntimeError("a Client can be entered only once")
+        if self._state is ClientState.CLOSED:
+            raise RuntimeError("Cannot reopen a Client: a closed Client cannot be entered again (make a new one)")
         stack = AsyncExitStack()
         await stack.__aenter__()
         self._stack = stack
+        self._state = ClientState.OPENED
         try:
             task_group = await stack.enter_async_context(anyio.create_task_group())
             self._task_group = task_group
@@ -210,6 +226,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             self._identity = await self._start_session(runner)
         except BaseException as exc:
             self._stack = None
+            self._state = ClientState.UNOPENED  # (as before: a client that failed to connect may be entered again)
             # Close without handing the error to the task group, which would wrap it in an exception group.
             # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
             await close_and_raise(stack, exc, self.transport.description)
@@ -266,6 +283,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         stack, self._stack = self._stack, None
         if stack is None:
             return
+        self._state = ClientState.CLOSED
         background = [call for call in self._calls if not call.done]
         for call in background:
             call.stop("the client is closing")  # (a detached call's task is left running on the server)

@@ -75,7 +75,7 @@ class ServerFeatures:
     @property
     def skills(self) -> Skills:
         """The skills extension (SEP-2640): list, load and read a server's skills, every file verified."""
-        return Skills(self)  # type: ignore[arg-type]  # (self is a Client)
+        return Skills(self)  # type: ignore[arg-type]  # (self is a Client, a SkillsHost)
 
     @property
     def cache(self) -> ResultCache | None:
