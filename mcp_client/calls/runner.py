@@ -26,11 +26,12 @@ from mcp_client.calls.attempt import run_attempt
 from mcp_client.calls.delivery import progress_delivery
 from mcp_client.calls.in_flight_limit import InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
+from mcp_client.calls.options import CallOptions
 from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
 from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired
 from mcp_client.events import RequestFinished, RetryScheduled
 from mcp_client.policy import Deadline, TimeoutPolicy
-from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
+from mcp_client.policy.retry import RetryBudget, decide
 from mcp_client.protocol.era import Era
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, RequestControl
@@ -59,6 +60,7 @@ class CallRunner:
         progress_interval: float | None = None,
         input_handler: InputHandler | None = None,
         in_flight_limit: InFlightLimit | None = None,
+        renew: Renewal | None = None,
     ) -> None:
         self.session = session
         self.in_flight_limit = in_flight_limit
@@ -67,6 +69,8 @@ class CallRunner:
         self._max_rounds = max_rounds
         self._progress_interval = progress_interval
         self._input_handler = input_handler
+        self._renew = renew
+        """Starts a new session for a call whose options say it ``renews`` (the client's renewal)."""
 
     @property
     def heals(self) -> bool:
@@ -81,27 +85,24 @@ class CallRunner:
         self,
         method: str,
         params: JSONObject,
+        options: CallOptions,
         *,
-        policy: TimeoutPolicy,
-        retry: RetryPolicy | None = None,
-        idempotent: bool = False,
-        headers: dict[str, str] | None = None,
         started_at: float | None = None,
         on_progress: ProgressCallback | None = None,
         sink: ProgressSink | None = None,
         control: RequestControl | None = None,
-        want_progress: bool = True,
-        renew: Renewal | None = None,
         then: Then | None = None,
     ) -> Awaitable[JSONObject]:
         """Run one call to its end and return its ``result`` object, or raise a typed error (await what this
         returns, at once: the call's clocks start here).
 
-        A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it is
-        safe), rounds of input at 2026-07-28 (``input_required``), and one more try after ``renew`` started a new
-        session. Each gets a fresh id and progress token; all share one maximum, counted from ``started_at`` (the
-        caller's call, on the session's clock; default: now), and one progress stream. Accepted progress goes to
-        ``on_progress`` and to ``sink`` (the handle's iterator); ``control`` lets another task cancel the call.
+        ``options`` (:class:`~mcp_client.calls.options.CallOptions`) are the call's policies, decided by the caller.
+        A call may take several requests on the wire: retries of a failed attempt (when ``options.retry`` allows and
+        it is safe), rounds of input at 2026-07-28 (``input_required``), and one more try after the runner's renewal
+        started a new session (when ``options.renews``). Each gets a fresh id and progress token; all share one
+        maximum, counted from ``started_at`` (the caller's call, on the session's clock; default: now), and one
+        progress stream. Accepted progress goes to ``on_progress`` and to ``sink`` (the handle's iterator);
+        ``control`` lets another task cancel the call.
         ``then`` goes on after the first answer, as the same call (a task-backed tool call's polls): one deadline,
         one ``RequestFinished``, the progress stream open until it ends.
 
@@ -116,14 +117,12 @@ class CallRunner:
         # its frames, so the runner's whole life of a call is one frame, _live, with as few locals as can be.)
         if not self.session.connected:
             raise RuntimeError("the session is not connected")
-        deadline = self._deadline(policy, started_at)  # (read here, on the caller's task, before any await)
+        deadline = self._deadline(options.policy, started_at)  # (read here, on the caller's task, before any await)
         pump = None
         if on_progress is not None:
             sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
         counted = pump is None  # (else the pump's frame holds the slot, until the callback's last update ran)
-        call = self._live(
-            method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then, counted
-        )
+        call = self._live(method, params, options, deadline, sink, control, then, counted)
         return call if pump is None else self._beside_pump(pump, method, deadline, control, call)
 
     def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
@@ -181,14 +180,10 @@ class CallRunner:
         self,
         method: str,
         params: JSONObject,
+        options: CallOptions,
         deadline: Deadline,
         sink: ProgressSink | None,
         control: RequestControl | None,
-        want_progress: bool,
-        retry: RetryPolicy | None,
-        idempotent: bool,
-        headers: dict[str, str] | None,
-        renew: Renewal | None,
         then: Then | None,
         counted: bool = True,
     ) -> JSONObject:
@@ -203,7 +198,7 @@ class CallRunner:
         try:
             renewed = False
             while True:
-                call = CallState(method, deadline, sink, headers)
+                call = CallState(method, deadline, sink, options.headers)
                 if control is not None:
                     control.attach(call)
                 error: MCPClientError | None = None
@@ -216,9 +211,9 @@ class CallRunner:
                         attempt += 1
                         started = session.clock()
                         try:
-                            result = await run_attempt(session, call, round_params, want_progress, attempt)
+                            result = await run_attempt(session, call, round_params, options.want_progress, attempt)
                         except MCPClientError as exc:
-                            await self._before_retry(call, exc, started, attempt, retry, idempotent)  # or raises
+                            await self._before_retry(call, exc, started, attempt, options)  # or raises
                             continue
                         if self._budget is not None:
                             self._budget.record_success()
@@ -250,7 +245,7 @@ class CallRunner:
                         Attempt(_last(call.request_ids), error, deadline.started_at, now),
                     )
                     # (Never when the call may have run: a task's poll that met the ended session, say.)
-                    renewing = isinstance(exc, SessionExpired) and renew is not None and not renewed
+                    renewing = isinstance(exc, SessionExpired) and options.renews and not renewed
                     renewing = renewing and not error.may_have_run
                     if not renewing:
                         raise error from None
@@ -265,8 +260,8 @@ class CallRunner:
                         elapsed = deadline.elapsed(session.clock())
                         session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
                 # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
-                assert renew is not None
-                await renew()
+                assert self._renew is not None, "a call that renews needs a runner that can renew"
+                await self._renew()
                 renewed = True
         finally:
             deadline.finish()
@@ -279,8 +274,7 @@ class CallRunner:
         error: MCPClientError,
         started: float,
         attempt: int,
-        retry: RetryPolicy | None,
-        idempotent: bool,
+        options: CallOptions,
     ) -> None:
         """Attempt ``attempt`` of ``call`` failed with ``error``: record it, then either raise ``error`` (no retry:
         not allowed, not safe, no time left, the call cancelled or the connection gone) or back off, cancel the
@@ -288,13 +282,14 @@ class CallRunner:
         session = self.session
         now = session.clock()
         call.attempts += (Attempt(_last(call.request_ids), error, started, now),)
+        retry = options.retry
         if retry is None or call.cancel_reason is not None or session.closed_error is not None:
             raise error  # (a connection that is gone will not come back for a retry)
         decision = decide(
             error,
             policy=retry,
             attempt=attempt,
-            idempotent=idempotent,
+            idempotent=options.idempotent,
             now=now,
             hard_deadline=call.deadline.hard_deadline(now),
             budget=self._budget,
@@ -312,7 +307,7 @@ class CallRunner:
         self, method: str, params: JSONObject, *, policy: TimeoutPolicy, want_progress: bool = True
     ) -> JSONObject:
         """Run one request with no retries, progress consumer or renewal (the handshake's requests)."""
-        return await self.run(method, params, policy=policy, want_progress=want_progress)
+        return await self.run(method, params, CallOptions(policy, want_progress=want_progress))
 
     async def notify(self, method: str, params: JSONObject | None = None) -> None:
         """Send a notification (best effort: a transport failure raises :class:`~mcp_client.TransportError`)."""

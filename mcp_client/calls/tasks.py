@@ -32,6 +32,7 @@ from mcp_client._backends.base import current_backend
 from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
+from mcp_client.calls.options import CallOptions
 from mcp_client.calls.runner import CallRunner, Then
 from mcp_client.errors import (
     InvalidParams,
@@ -363,7 +364,7 @@ class TaskRunner:
     async def get(self, task_id: str, *, policy: TimeoutPolicy) -> Task:
         """One ``tasks/get``; :class:`TaskNotFound` for an unknown or expired id."""
         try:
-            raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
+            raw = await self._runner.run("tasks/get", {"taskId": task_id}, CallOptions(policy, want_progress=False))
         except InvalidParams as exc:
             raise task_not_found(exc, task_id) from None
         return self._era.task_of(raw)
@@ -378,10 +379,9 @@ class TaskRunner:
             return await self._runner.run(
                 "tasks/get",
                 {"taskId": task_id},
-                policy=policy,
+                CallOptions(policy, want_progress=False),
                 started_at=started_at,
                 control=control,
-                want_progress=False,
                 then=self.resume_phase(task_id, control, handle),
             )
         except InvalidParams as exc:
@@ -393,7 +393,7 @@ class TaskRunner:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already
         finished) task."""
         try:
-            await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+            await self._runner.run("tasks/cancel", {"taskId": task_id}, CallOptions(policy, want_progress=False))
         except InvalidParams as exc:
             raise task_not_found(exc, task_id, "could not cancel") from None
         self._session.emit(TaskCancelSent(task_id, reason, True))
@@ -431,7 +431,7 @@ class TaskRunner:
         policy = TimeoutPolicy(idle=None, maximum=self._cancel_timeout, connect=None)
         try:
             with anyio.move_on_after(self._cancel_timeout):
-                await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+                await self._runner.run("tasks/cancel", {"taskId": task_id}, CallOptions(policy, want_progress=False))
                 acknowledged = True
         except MCPClientError as exc:
             logger.debug("tasks/cancel for task %s failed: %s", task_id, exc)

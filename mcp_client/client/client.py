@@ -27,10 +27,9 @@ from mcp_client._version import __version__
 from mcp_client.cache.partition import authorization_context, new_token, server_key
 from mcp_client.cache.requests import CacheArg, CachedRequests
 from mcp_client.cache.result_cache import ResultCache
-from mcp_client.calls import CallRunner
+from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
-from mcp_client.calls.progress import ProgressCallback, ProgressSink
-from mcp_client.calls.tasks import TaskControl
+from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.features import ServerFeatures
 from mcp_client.client.listen import Listening
@@ -42,7 +41,7 @@ from mcp_client.client.supervisor import Supervisor
 from mcp_client.client.task_reference import Resuming
 from mcp_client.client.tasks import TaskMethods, TaskPolicy
 from mcp_client.client.tool_pins import ToolPins
-from mcp_client.client.tools import HANDED, Handed, ToolPath
+from mcp_client.client.tools import ToolPath
 from mcp_client.errors import ConnectError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
@@ -54,10 +53,9 @@ from mcp_client.policy.timeout import as_timeout_policy
 from mcp_client.protocol import negotiate
 from mcp_client.protocol.logs import LogLevel
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
-from mcp_client.protocol.results import idempotent_hint, tool_params
+from mcp_client.protocol.results import idempotent_hint
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.session.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
-from mcp_client.session.inflight import RequestControl
 from mcp_client.session.session import Session
 from mcp_client.transports.base import Transport
 
@@ -190,6 +188,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._runner: CallRunner | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
+        self._options_by_tool: dict[str | None, CallOptions] = {}
+        """The last options made for each tool (None: not a tool call), reused while a call resolves the same."""
         self._renewal_lock = anyio.Lock()
         self._session_generation = 0
         self._identity: ServerIdentity | None = None
@@ -250,6 +250,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             progress_interval=self._progress_interval,
             input_handler=input_handler,
             in_flight_limit=self._in_flight_limit,
+            renew=self._renew_session,
         )
 
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
@@ -332,29 +333,39 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         started_at = self.session.clock()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
         self._stamp_log_level(own_params, log_level)
-        policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)
-        return await self._calls_runner.run(
-            method,
-            own_params,
-            policy=policy,
-            retry=retry_policy,
-            idempotent=idempotent,
-            headers=headers,
-            started_at=started_at,
-            on_progress=on_progress,
-            renew=self._renew_session,
-        )
+        options = self._call_options(method, own_params, timeout, retry, idempotent)
+        return await self._calls_runner.run(method, own_params, options, started_at=started_at, on_progress=on_progress)
 
-    def _prepare(
-        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
-    ) -> tuple[TimeoutPolicy, RetryPolicy | None, dict[str, str] | None]:
-        """The call's policies and tool headers, after the meta hook saw ``params`` (the client's own dict)."""
+    def _call_options(
+        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg, idempotent: bool | None = None
+    ) -> CallOptions:
+        """The call's options, decided once, after the meta hook saw ``params`` (the client's own dict): its
+        policies (:meth:`resolve`), its tool headers, and whether it may run twice (``None``: a tool call, for
+        which ``tools/list`` says). The client's calls renew a session the server ended. A call that resolves to
+        what the last call of the same tool did reuses its value (no allocation per call)."""
         if self.meta_hook is not None:
             self.meta_hook(method, params)
-        tool = params.get("name") if method == "tools/call" else None
-        policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
-        headers = self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None
-        return policy, retry_policy, headers
+        name = params.get("name") if method == "tools/call" else None
+        tool = name if isinstance(name, str) else None
+        policy, retry_policy = self.resolve(tool, timeout=timeout, retry=retry)
+        headers = self._tool_headers(tool, params.get("arguments")) if tool is not None else None
+        if idempotent is None:  # (only retries ask)
+            idempotent = retry_policy is not None and tool is not None and self.is_idempotent(tool)
+        last = self._options_by_tool.get(tool)
+        if (
+            last is not None
+            and headers is None
+            and last.policy is policy
+            and last.retry is retry_policy
+            and last.idempotent is idempotent
+        ):
+            return last
+        options = CallOptions(policy, retry_policy, idempotent, headers, renews=True)
+        if headers is None:  # (a call's own headers are its own)
+            if len(self._options_by_tool) >= 256:
+                self._options_by_tool.clear()
+            self._options_by_tool[tool] = options
+        return options
 
     async def _renew_session(self) -> None:
         """Start a new session after the server ended ours; concurrent callers share one renewal."""
@@ -400,54 +411,3 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._output_schemas = {tool.name: tool.output_schema for tool in tools}
         self._learn_task_support(tools)
         return tools
-
-    def tool_call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        log_level: LogLevel | None = None,
-    ) -> Call[mcp_types.CallToolResult]:
-        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
-
-        ```python
-        async with client.tool_call("reindex", {"collection": "docs"}) as call:
-            async for p in call.progress():
-                print(p.progress, p.total, p.message)
-            result = await call.result()
-        ```
-        Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
-        """
-        self._check_pinned(name)
-        params = tool_params(name, arguments)
-        self._stamp_log_level(params, log_level)
-        prepared = self._prepare("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)
-        if self._task_group is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        handle = TaskControl()
-
-        async def run(started_at: float, sink: ProgressSink, control: RequestControl) -> mcp_types.CallToolResult:
-            # call_tool itself runs the call, with the handle's start, params, stream, control and task record (the
-            # handle runs in a task of its own: the context variable is that task's).
-            HANDED.set(Handed(started_at, params, prepared, sink, control, handle))
-            return await self.call_tool(
-                name, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
-            )
-
-        call = Call(
-            self._calls_runner,
-            self._task_group,
-            "tools/call",
-            run,
-            policy=prepared[0],
-            progress_interval=self._progress_interval,
-            task=handle,
-            endpoint=self.endpoint,  # for call.handoff()
-            tool=name,
-        )
-        self._calls.add(call)
-        return call

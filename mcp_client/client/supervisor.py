@@ -30,7 +30,7 @@ import anyio
 import anyio.abc
 
 from mcp_client._types import JSONObject, RequestId
-from mcp_client.calls import CallRunner
+from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.calls.progress import ProgressSink
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import RetryScheduled, ServerRestarted
@@ -219,22 +219,22 @@ class Supervisor:
 
     # -- calls ----------------------------------------------------------------------------------------------
 
-    async def call(self, method: str, params: JSONObject, options: dict[str, Any]) -> JSONObject:
+    async def call(self, method: str, params: JSONObject, options: CallOptions, live: dict[str, Any]) -> JSONObject:
         """Run a call on the current process; after a transport failure that is safe to retry, wait for the next
-        process and run it there, all before the call's maximum. ``options`` are :meth:`CallRunner.run`'s."""
-        policy: TimeoutPolicy = options["policy"]
-        retry: RetryPolicy | None = options.get("retry")
+        process and run it there, all before the call's maximum. ``live`` are :meth:`CallRunner.run`'s keywords."""
+        policy: TimeoutPolicy = options.policy
+        retry: RetryPolicy | None = options.retry
         budget: RetryBudget | None = self._client.retry_budget
-        started_at = options.get("started_at")
+        started_at = live.get("started_at")
         if started_at is None:
-            started_at = options["started_at"] = self.current.session.clock()
+            started_at = live["started_at"] = self.current.session.clock()
         hard_deadline = started_at + policy.maximum if policy.maximum is not None else math.inf
-        sink: ProgressSink | None = options.get("sink")
+        sink: ProgressSink | None = live.get("sink")
         if sink is not None:  # one stream for the whole call: a run on one process must not end it
-            options["sink"] = _KeptOpen(sink)
+            live["sink"] = _KeptOpen(sink)
         succeeded = False
         try:
-            result = await self._call_on_processes(method, params, options, hard_deadline, retry, budget)
+            result = await self._call_on_processes(method, params, options, live, hard_deadline, retry, budget)
             succeeded = True
             return result
         finally:
@@ -245,7 +245,8 @@ class Supervisor:
         self,
         method: str,
         params: JSONObject,
-        options: dict[str, Any],
+        options: CallOptions,
+        live: dict[str, Any],
         hard_deadline: float,
         retry: RetryPolicy | None,
         budget: RetryBudget | None,
@@ -255,7 +256,7 @@ class Supervisor:
             generation = self._generation
             tries += 1
             try:
-                return await self.current.run(method, params, **options)
+                return await self.current.run(method, params, options, **live)
             except TransportError as exc:
                 if retry is None or self.gave_up is not None:
                     raise
@@ -263,7 +264,7 @@ class Supervisor:
                     exc,
                     policy=retry,
                     attempt=tries,
-                    idempotent=bool(options.get("idempotent", False)),
+                    idempotent=options.idempotent,
                     now=anyio.current_time(),
                     hard_deadline=hard_deadline,
                     budget=budget,
@@ -336,5 +337,7 @@ class HealingRunner(CallRunner):
         """The session of the process that replaces ``session``'s, once it serves; None if none will."""
         return await self._supervisor.session_after(session)
 
-    async def run(self, method: str, params: JSONObject, **options: Any) -> JSONObject:
-        return await self._supervisor.call(method, params, options)
+    async def run(  # (a coroutine function: the supervisor's call, on any process)
+        self, method: str, params: JSONObject, options: CallOptions, **live: Any
+    ) -> JSONObject:
+        return await self._supervisor.call(method, params, options, live)
