@@ -5,19 +5,25 @@ handle, the handshake). For each it owns:
 
 * the call's one :class:`~mcp_client.policy.Deadline`, created here from the caller's start time and enclosing
   deadline, read by everything else (the write's bound, the wait, retries, input rounds, the progress drain);
-* the attempts and their retries (:func:`~mcp_client.policy.retry.decide`), and the input rounds of 2026-07-28;
+* the attempts and their retries, in one loop: :func:`~mcp_client.policy.retry.decide` alone says whether an
+  attempt that failed is sent again, and where: on the same session after a backoff, or, when the connection died
+  and its owner replaces it (a supervised stdio server's restart), on the next one; and the input rounds of
+  2026-07-28;
+* closing the call's progress sink, once, when the call ends (whatever sessions it ran on);
 * progress delivery (:mod:`.delivery`): which sink the reader offers updates to, and the pump a callback needs;
-* the renewal of a 2025-11-25 session the server ended, through a callable the client gives, once per call;
+* the renewal of a 2025-11-25 session the server ended, through the owner of the connection, once per call;
 * the wait for a slot when the client limits its calls in flight (:mod:`.slots`), inside the one maximum.
 
 Each request on the wire is one attempt (:mod:`.attempt`); the session hands out its id and token and routes its
-answer. May touch the session, the policy core, progress sinks and the errors and events; never a transport.
+answer. The runner's ``session`` is written by the owner of the connection alone (the client's
+:class:`~mcp_client.client.link.Link`), which the runner asks what it needs through :class:`ConnectionOwner`. May
+touch the session, the policy core, progress sinks and the errors and events; never a transport.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -28,7 +34,7 @@ from mcp_client.calls.in_flight_limit import InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
 from mcp_client.calls.options import CallOptions
 from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
-from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired
+from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired, TransportError
 from mcp_client.events import RequestFinished, RetryScheduled
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, decide
@@ -37,7 +43,7 @@ from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, RequestControl
 from mcp_client.session.session import Session
 
-__all__ = ["CallRunner", "Renewal", "Then"]
+__all__ = ["CallRunner", "ConnectionOwner", "Renewal", "Then"]
 
 Renewal = Callable[[], Awaitable[None]]
 """Starts a new session after the server ended ours (``SessionExpired``); concurrent calls may share one."""
@@ -48,8 +54,27 @@ given the call, its params and that answer, it returns the call's result. The ta
 call."""
 
 
+class ConnectionOwner(Protocol):
+    """What a runner asks of the one owner of its connection (the client's :class:`~mcp_client.client.link.Link`),
+    which alone writes the runner's ``session``."""
+
+    @property
+    def heals(self) -> bool:
+        """Whether a connection that died is replaced now (a supervised stdio server that will be restarted)."""
+        ...
+
+    async def session_after(self, session: Session) -> Session | None:
+        """Wait until a session other than ``session`` serves and return it; None once none will."""
+        ...
+
+    async def renew(self) -> None:
+        """Start a new session after the server ended ours (``SessionExpired``); concurrent calls share one."""
+        ...
+
+
 class CallRunner:
-    """Runs calls over one session. Created by :class:`~mcp_client.Client` when it connects."""
+    """Runs the calls of one client over its current session. Created by the client's
+    :class:`~mcp_client.client.link.Link` (its ``owner``), which alone moves it to a new session."""
 
     def __init__(
         self,
@@ -60,26 +85,38 @@ class CallRunner:
         progress_interval: float | None = None,
         input_handler: InputHandler | None = None,
         in_flight_limit: InFlightLimit | None = None,
-        renew: Renewal | None = None,
+        owner: ConnectionOwner | None = None,
     ) -> None:
         self.session = session
+        """The session calls start on: the owner's current one (it alone writes this)."""
         self.in_flight_limit = in_flight_limit
         """The client's limit of calls in flight (shared by the runners of its restarts), if it has one."""
         self._budget = budget
         self._max_rounds = max_rounds
         self._progress_interval = progress_interval
         self._input_handler = input_handler
-        self._renew = renew
-        """Starts a new session for a call whose options say it ``renews`` (the client's renewal)."""
+        self._owner = owner
+
+    def on(self, session: Session) -> CallRunner:
+        """A runner of the same client over ``session``, not current yet: for its handshake (a restarted process)."""
+        return CallRunner(
+            session,
+            budget=self._budget,
+            max_rounds=self._max_rounds,
+            progress_interval=self._progress_interval,
+            input_handler=self._input_handler,
+            in_flight_limit=self.in_flight_limit,
+            owner=self._owner,
+        )
 
     @property
     def heals(self) -> bool:
-        """Whether a connection that died is replaced (a supervised stdio server's restart): False here."""
-        return False
+        """Whether a connection that died is replaced (a supervised stdio server's restart)."""
+        return self._owner is not None and self._owner.heals
 
     async def session_after(self, session: Session) -> Session | None:
-        """The session that replaces ``session`` once it serves, or None when none will (here: never)."""
-        return None
+        """The session that replaces ``session`` once it serves, or None when none will."""
+        return await self._owner.session_after(session) if self._owner is not None else None
 
     def run(
         self,
@@ -213,7 +250,8 @@ class CallRunner:
                         try:
                             result = await run_attempt(session, call, round_params, options.want_progress, attempt)
                         except MCPClientError as exc:
-                            await self._before_retry(call, exc, started, attempt, options)  # or raises
+                            # The one retry loop: the same session, the next one, or the error raised.
+                            session = await self._before_retry(session, call, exc, started, attempt, options)
                             continue
                         if self._budget is not None:
                             self._budget.record_success()
@@ -260,8 +298,8 @@ class CallRunner:
                         elapsed = deadline.elapsed(session.clock())
                         session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
                 # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
-                assert self._renew is not None, "a call that renews needs a runner that can renew"
-                await self._renew()
+                assert self._owner is not None, "a call that renews needs a runner with an owner that renews"
+                await self._owner.renew()
                 renewed = True
         finally:
             deadline.finish()
@@ -270,21 +308,26 @@ class CallRunner:
 
     async def _before_retry(
         self,
+        session: Session,
         call: CallState,
         error: MCPClientError,
         started: float,
         attempt: int,
         options: CallOptions,
-    ) -> None:
-        """Attempt ``attempt`` of ``call`` failed with ``error``: record it, then either raise ``error`` (no retry:
-        not allowed, not safe, no time left, the call cancelled or the connection gone) or back off, cancel the
-        abandoned attempt on the wire and return for the next one."""
-        session = self.session
+    ) -> Session:
+        """Attempt ``attempt`` of ``call`` on ``session`` failed with ``error``: record it, then raise ``error`` (no
+        retry: not allowed, not safe, no time left, the call cancelled, or the connection gone for good), or return
+        the session of the next attempt: this one, after a backoff and the abandoned attempt's cancel on the wire;
+        or, when the connection died and its owner replaces it, the next one once it serves (the restart is the
+        wait; nothing to cancel on a dead connection)."""
         now = session.clock()
         call.attempts += (Attempt(_last(call.request_ids), error, started, now),)
         retry = options.retry
-        if retry is None or call.cancel_reason is not None or session.closed_error is not None:
-            raise error  # (a connection that is gone will not come back for a retry)
+        if retry is None or call.cancel_reason is not None:
+            raise error
+        moving = session.closed_error is not None
+        if moving and not (isinstance(error, TransportError) and self.heals):
+            raise error  # (a connection that is gone comes back only when its owner replaces it)
         decision = decide(
             error,
             policy=retry,
@@ -296,10 +339,24 @@ class CallRunner:
         )
         if not decision.retry:
             raise error
+        if moving:
+            next_session = await self._next_session(session, call.deadline.hard_deadline(now))
+            if next_session is None:
+                raise error  # none will serve (the owner gave up, or the client closes), or not before the maximum
+            next_session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, 0.0, error))
+            call.tracker.restart_attempt()
+            return next_session
         session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, error))
         await session.cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
         await _wait_between_attempts(call, decision.delay)
         call.tracker.restart_attempt()
+        return session
+
+    async def _next_session(self, dead: Session, hard_deadline: float) -> Session | None:
+        """The session that replaced ``dead``, once it serves; None if none does before ``hard_deadline``."""
+        with anyio.move_on_at(hard_deadline):
+            return await self.session_after(dead)
+        return None
 
     # -- the handshake (protocol.negotiate.Handshake) -----------------------------------------------------------
 

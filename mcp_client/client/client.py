@@ -1,10 +1,10 @@
 """The public client: connect to one MCP server and call its tools, prompts and resources under a policy.
 
-``Client`` owns a task group (the transport's readers, background cancellations), a :class:`Session` on the
-connection (the wire), a :class:`~mcp_client.calls.CallRunner` over it (the life of each call), and the default
-:class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``:
-no limits; a number: that many seconds of maximum), has the runner run it, and turns the result into the
-mcp-types model of the method.
+``Client`` owns a task group (the transport's readers, background cancellations), a
+:class:`~mcp_client.client.link.Link` (the one owner of its connection: the :class:`Session` on it, the wire, and
+the :class:`~mcp_client.calls.CallRunner` over it, the life of each call), and the default :class:`TimeoutPolicy`.
+Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``: no limits; a number: that
+many seconds of maximum), has the runner run it, and turns the result into the mcp-types model of the method.
 """
 
 from __future__ import annotations
@@ -30,14 +30,16 @@ from mcp_client.cache.result_cache import ResultCache
 from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
 from mcp_client.calls.progress import ProgressCallback
+from mcp_client.calls.runner import ConnectionOwner
 from mcp_client.client.call import Call
 from mcp_client.client.features import ServerFeatures
+from mcp_client.client.link import Link
 from mcp_client.client.listen import Listening
 from mcp_client.client.output_schema import OutputValidator
 from mcp_client.client.pins import PinnedTools
 from mcp_client.client.server_view import ServerView
 from mcp_client.client.start_failure import close_and_raise
-from mcp_client.client.supervisor import Supervisor
+from mcp_client.client.supervisor import SupervisedLink
 from mcp_client.client.task_reference import Resuming
 from mcp_client.client.tasks import TaskMethods, TaskPolicy
 from mcp_client.client.tool_pins import ToolPins
@@ -184,15 +186,25 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._log_level: LogLevel | None = None
         self._state = ClientState.UNOPENED
         self._stack: AsyncExitStack | None = None
-        self._session: Session | None = None
-        self._runner: CallRunner | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
+        restart = getattr(transport, "restart", None)  # stdio that heals: see client/supervisor.py
+        self._link: Link = (
+            SupervisedLink(
+                transport,
+                restart,
+                new_runner=self._new_runner,
+                start_session=self._start_session,
+                cancel_timeout=cancel_timeout,
+            )
+            if restart is not None
+            else Link(
+                transport, new_runner=self._new_runner, start_session=self._start_session, cancel_timeout=cancel_timeout
+            )
+        )
+        """The one owner of the connection: the session, the runner of calls, the server's identity, renewal."""
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
         self._options_by_tool: dict[str | None, CallOptions] = {}
         """The last options made for each tool (None: not a tool call), reused while a call resolves the same."""
-        self._renewal_lock = anyio.Lock()
-        self._session_generation = 0
-        self._identity: ServerIdentity | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -210,20 +222,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
-            if (restart := getattr(self.transport, "restart", None)) is not None:  # stdio that heals: see supervisor
-                await Supervisor.start(self, restart, task_group, stack)
-                self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
-                return self
-            runner = self._new_runner()
-            session = runner.session
-            connection = await stack.enter_async_context(self.transport.connect(session))
-            # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
-            stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
-            session.attach(connection)
-            self._session = session
-            self._runner = runner
-            self._connect_tasks(runner, task_group, self._handlers, self._cancel_timeout, stack)
-            self._identity = await self._start_session(runner)
+            await self._link.open(task_group, stack)  # connected and negotiated (or raises)
+            self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
         except BaseException as exc:
             self._stack = None
             self._state = ClientState.UNOPENED  # (as before: a client that failed to connect may be entered again)
@@ -232,8 +232,9 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             await close_and_raise(stack, exc, self.transport.description)
         return self
 
-    def _new_runner(self) -> CallRunner:
-        """A session (not connected yet) and the runner of its calls."""
+    def _new_runner(self, owner: ConnectionOwner) -> CallRunner:
+        """A session (not connected yet) and a runner of this client's calls over it, owned by ``owner`` (the
+        client's link: it alone calls this)."""
         assert self._task_group is not None
         input_handler = self._handlers.handle if self._handlers.any else None
         session = Session(
@@ -250,7 +251,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             progress_interval=self._progress_interval,
             input_handler=input_handler,
             in_flight_limit=self._in_flight_limit,
-            renew=self._renew_session,
+            owner=owner,
         )
 
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
@@ -366,16 +367,6 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
                 self._options_by_tool.clear()
             self._options_by_tool[tool] = options
         return options
-
-    async def _renew_session(self) -> None:
-        """Start a new session after the server ended ours; concurrent callers share one renewal."""
-        generation = self._session_generation
-        async with self._renewal_lock:
-            if generation != self._session_generation:
-                return  # another call already renewed it
-            logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self._calls_runner)
-            self._session_generation += 1
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         self._task_status_hint(method, params)
