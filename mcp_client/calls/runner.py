@@ -257,7 +257,16 @@ class CallRunner:
                             self._budget.record_success()
                         if not wants_input(method, result, allowed=session.input_rounds):
                             if then is not None:
-                                result = await then(call, params, result)
+                                try:
+                                    result = await then(call, params, result)
+                                except MCPClientError as exc:
+                                    if session.closed_error is None:
+                                        raise
+                                    # The connection died in the call's task phase: the call itself may go to the
+                                    # next one, sent again from its start (when the retry rule allows it).
+                                    session = await self._before_retry(session, call, exc, started, attempt, options)
+                                    round_params, rounds = params, 0
+                                    continue
                             succeeded = True
                             return result
                         rounds += 1
@@ -326,8 +335,11 @@ class CallRunner:
         if retry is None or call.cancel_reason is not None:
             raise error
         moving = session.closed_error is not None
-        if moving and not (isinstance(error, TransportError) and self.heals):
-            raise error  # (a connection that is gone comes back only when its owner replaces it)
+        if moving:
+            if not (isinstance(error, TransportError) and self.heals):
+                raise error  # (a connection that is gone comes back only when its owner replaces it)
+            if error.may_have_run is None:  # (a request of the call's task phase: the call's own fact decides)
+                error.may_have_run = call.may_have_run
         decision = decide(
             error,
             policy=retry,
