@@ -32,7 +32,8 @@ from typing import Any
 import anyio
 
 from benchmarks.stress.accounting import snapshot
-from mcp_client import Client, MCPClientError, TimeoutPolicy, session as session_module, stdio
+from mcp_client import Client, MCPClientError, TimeoutPolicy, stdio
+from mcp_client.session import session as session_module
 
 __all__ = ["main"]
 
