@@ -38,3 +38,8 @@ class CallOptions:
     renews: bool = False
     """Whether a 2025-11-25 session the server ended before it saw the call is renewed, and the call sent once
     more (the client's own calls; not the handshake's nor the call room's)."""
+
+    @classmethod
+    def without_progress(cls, policy: TimeoutPolicy) -> CallOptions:
+        """A request of the call room's own (a task's poll or cancel): ``policy``, no progress token, no retries."""
+        return cls(policy, want_progress=False)

@@ -53,7 +53,7 @@ class Link:
         self._new_runner = new_runner
         self._start_session = start_session
         self._cancel_timeout = cancel_timeout
-        self._runner: CallRunner | None = None
+        self._call_runner: CallRunner | None = None
         self._identity: ServerIdentity | None = None
         self._renewal_lock = anyio.Lock()
         self._renewals = 0
@@ -61,14 +61,14 @@ class Link:
     # -- what the client reads ---------------------------------------------------------------------------------
 
     @property
-    def runner(self) -> CallRunner | None:
+    def call_runner(self) -> CallRunner | None:
         """The runner of the client's calls (None until the first session serves)."""
-        return self._runner
+        return self._call_runner
 
     @property
     def session(self) -> Session | None:
         """The session calls start on now (None until the first session serves)."""
-        return self._runner.session if self._runner is not None else None
+        return self._call_runner.session if self._call_runner is not None else None
 
     @property
     def identity(self) -> ServerIdentity | None:
@@ -91,10 +91,10 @@ class Link:
     def _serve(self, runner: CallRunner, identity: ServerIdentity) -> None:
         """``runner``'s session, negotiated, serves from now on: the client's runner moves to it (the only place
         its session is written after the first)."""
-        if self._runner is None:
-            self._runner = runner
+        if self._call_runner is None:
+            self._call_runner = runner
         else:
-            self._runner.session = runner.session
+            self._call_runner.session = runner.session
         self._identity = identity
 
     # -- what the runner asks (ConnectionOwner) ----------------------------------------------------------------
@@ -110,11 +110,11 @@ class Link:
 
     async def renew(self) -> None:
         """Start a new session after the server ended ours; concurrent callers share one renewal."""
-        assert self._runner is not None, "a session is renewed only after it served"
+        assert self._call_runner is not None, "a session is renewed only after it served"
         renewals = self._renewals
         async with self._renewal_lock:
             if renewals != self._renewals:
                 return  # another call already renewed it
             logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self._runner)
+            self._identity = await self._start_session(self._call_runner)
             self._renewals += 1

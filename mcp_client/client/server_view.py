@@ -27,7 +27,7 @@ class ServerView:
     @property
     def session(self) -> Session:
         """The session (raises if the client is not connected)."""
-        runner = self._link.runner
+        runner = self._link.call_runner
         if runner is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         return runner.session
@@ -35,7 +35,7 @@ class ServerView:
     @property
     def _calls_runner(self) -> CallRunner:
         """The runner of this client's calls (raises if the client is not connected)."""
-        runner = self._link.runner
+        runner = self._link.call_runner
         if runner is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         return runner

@@ -35,7 +35,7 @@ from mcp_client.session.inflight import RequestControl
 if TYPE_CHECKING:
     from mcp_client.calls import CallRunner
     from mcp_client.calls.progress import ProgressCallback, ProgressSink
-    from mcp_client.calls.tasks import TaskRunner
+    from mcp_client.calls.tasks import TaskDriver
     from mcp_client.protocol.logs import LogLevel
     from mcp_client.session.session import Session
 
@@ -57,7 +57,7 @@ class ToolPath:
         @property
         def _calls_runner(self) -> CallRunner: ...
         @property
-        def _tasks(self) -> TaskRunner: ...
+        def _tasks(self) -> TaskDriver: ...
         @property
         def _sends_tool_headers(self) -> bool: ...
         def _call_options(
