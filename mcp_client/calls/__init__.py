@@ -15,6 +15,6 @@ renewal, and putting each request on the wire with :func:`.attempt.run_attempt`.
 """
 
 from mcp_client.calls.options import CallOptions
-from mcp_client.calls.runner import CallRunner, Renewal
+from mcp_client.calls.runner import CallRunner, ConnectionOwner
 
-__all__ = ["CallOptions", "CallRunner", "Renewal"]
+__all__ = ["CallOptions", "CallRunner", "ConnectionOwner"]

@@ -43,10 +43,7 @@ from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, RequestControl
 from mcp_client.session.session import Session
 
-__all__ = ["CallRunner", "ConnectionOwner", "Renewal", "Then"]
-
-Renewal = Callable[[], Awaitable[None]]
-"""Starts a new session after the server ended ours (``SessionExpired``); concurrent calls may share one."""
+__all__ = ["CallRunner", "ConnectionOwner", "Then"]
 
 Then = Callable[[CallState, JSONObject, JSONObject], Awaitable[JSONObject]]
 """What a call goes on with after its first answer, as the same call (its deadline, control, events and end):
