@@ -87,24 +87,12 @@ class CallRunner:
         self.session = session
         """The session calls start on: the owner's current one (it alone writes this)."""
         self.in_flight_limit = in_flight_limit
-        """The client's limit of calls in flight (shared by the runners of its restarts), if it has one."""
+        """The client's limit of calls in flight, if it has one (a session renewal and a restart keep it)."""
         self._budget = budget
         self._max_rounds = max_rounds
         self._progress_interval = progress_interval
         self._input_handler = input_handler
         self._owner = owner
-
-    def on(self, session: Session) -> CallRunner:
-        """A runner of the same client over ``session``, not current yet: for its handshake (a restarted process)."""
-        return CallRunner(
-            session,
-            budget=self._budget,
-            max_rounds=self._max_rounds,
-            progress_interval=self._progress_interval,
-            input_handler=self._input_handler,
-            in_flight_limit=self.in_flight_limit,
-            owner=self._owner,
-        )
 
     @property
     def heals(self) -> bool:

@@ -91,7 +91,7 @@ class SupervisedLink(Link):
 
     @property
     def heals(self) -> bool:
-        """True while a server that dies will be started again (not past the cap, not stopping)."""
+        """Whether a connection that died is replaced: while :attr:`restarting`."""
         return self.restarting
 
     @property
@@ -153,7 +153,9 @@ class SupervisedLink(Link):
     ) -> tuple[float | None, int | None, TransportError | None]:
         """Start one process and serve until it dies or the client closes; return when it died, its pid and the
         error its death was."""
-        runner = self._new_runner(self)  # (this process's session, negotiated on a runner of its own)
+        # This process's session, negotiated on a runner of its own before the client's runner moves to it (the
+        # first process's runner is the client's): no call starts on a session that has not negotiated.
+        runner = self._new_runner(self)
         session = runner.session
         died: list[TransportError] = []
 
