@@ -98,6 +98,7 @@ class _Run:
     extension: bool
     """The 2026-07-28 extension's flavour (the era's ``tasks_extension``), else 2025-11-25's experimental one."""
     schedule: PollSchedule
+    session: Session  # the session whose server made the task: its requests go there, never to a restarted process
     tracker: StatusTracker = field(default_factory=StatusTracker)
     keys: InputKeys = field(default_factory=InputKeys)
     settled: bool = False
@@ -138,11 +139,11 @@ class TaskDriver:
         """The session the call runner runs on now (after a supervised stdio server's restart, the new one)."""
         return self._call_runner.session
 
-    @property
-    def _gone(self) -> bool:
-        """Whether no request will be answered any more: the connection is gone, or the client is closing (over
-        HTTP nothing reports the connection closed, so the flag is the client's own)."""
-        return self._closing or self._session.closed_error is not None
+    def _gone(self, run: _Run) -> bool:
+        """Whether no request of ``run`` will be answered any more: the connection its task lives on is gone (a
+        restarted server does not know the task), or the client is closing (over HTTP nothing reports the
+        connection closed, so the flag is the client's own)."""
+        return self._closing or run.session.closed_error is not None
 
     @property
     def _era(self) -> Era:
@@ -150,10 +151,6 @@ class TaskDriver:
         era = self._session.era
         assert era is not None  # (tasks are driven on a session that negotiated)
         return era
-
-    @property
-    def _extension(self) -> bool:
-        return self._era.tasks_extension
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
@@ -181,7 +178,8 @@ class TaskDriver:
         """Poll the task to its end under ``call`` (its one deadline) and return the tool's result object (a
         ``CallToolResult`` as sent). Raises what a call raises, plus :class:`TaskFailed` and :class:`TaskNotFound`;
         every error says the call may have run."""
-        run = _Run(task_id, call, control, self._extension, PollSchedule(self.poll, self._rng))
+        schedule = PollSchedule(self.poll, self._rng)
+        run = _Run(task_id, call, control, self._era.tasks_extension, schedule, self._session)
         self._runs.add(run)
         self._runs_pending.add()
         try:
@@ -294,7 +292,7 @@ class TaskDriver:
         try:
             raw = await self._request(run, "tasks/get", {"taskId": run.task_id})
         except TransportError:
-            if self._gone:
+            if self._gone(run):
                 raise  # the connection is gone for good: no poll will be answered
             run.schedule.failed(self._session.clock())
             return None
@@ -312,7 +310,7 @@ class TaskDriver:
         try:
             result = await self._request(run, "tasks/result", {"taskId": run.task_id}, no_idle=waiting)
         except TransportError:
-            if self._gone:
+            if self._gone(run):
                 raise
             run.schedule.failed(self._session.clock())
             return None
@@ -336,7 +334,7 @@ class TaskDriver:
         try:
             await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses})
         except TransportError:
-            if self._gone:
+            if self._gone(run):
                 raise
             run.keys.hold(responses)  # not delivered: sent again, as they are, when a poll still asks for them
             run.schedule.failed(self._session.clock())
@@ -354,7 +352,7 @@ class TaskDriver:
         if no_idle:
             deadline.policy = policy.replace(idle=None)
         try:
-            return await run_attempt(self._session, request, params, False, 1)
+            return await run_attempt(run.session, request, params, False, 1)
         finally:
             deadline.policy = policy
             run.control.attach(run.call)  # cancels between requests reach the drive again

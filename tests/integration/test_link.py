@@ -145,3 +145,29 @@ def test_the_links_never_import_the_client() -> None:
         }
         assert "mcp_client.client.client" not in imported, name
         assert "mcp_client" not in imported, name
+
+
+async def test_a_task_stays_with_the_process_that_made_it() -> None:
+    """A restarted server does not know the tasks of the one that died: the task's drive never polls it, and the
+    call ends with the death (a ``TransportError`` that says it may have run), not with the new one's answer."""
+    peer = ScriptedPeer(era="modern", tasks=True)  # (in memory its tasks would outlive a "process": one peer)
+    policy = RestartPolicy(initial_backoff=0.05, max_backoff=0.2)
+    events: list[Event] = []
+    async with Client(RestartableMemory(peer.serve, restart=policy), timeout=POLICY, on_event=events.append) as c:
+        errors: list[TransportError] = []
+
+        async def task_call() -> None:
+            with pytest.raises(TransportError) as caught:
+                await c.call_tool("task_work", {"seconds": 30})
+            errors.append(caught.value)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(task_call)
+            await anyio.sleep(2.5)  # a few polls on the first process
+            with pytest.raises(TransportError):
+                await c.call_tool("die")
+    [error] = errors
+    assert error.may_have_run
+    restarted = next(i for i, e in enumerate(events) if isinstance(e, ServerRestarted))
+    assert not any(isinstance(e, RequestSent) and e.method == "tasks/get" for e in events[restarted:])
+    assert any(isinstance(e, RequestSent) and e.method == "tasks/get" for e in events[:restarted])
