@@ -53,7 +53,9 @@ class Link:
         self._new_runner = new_runner
         self._start_session = start_session
         self._cancel_timeout = cancel_timeout
-        self._call_runner: CallRunner | None = None
+        self.call_runner: CallRunner | None = None
+        """The runner of the client's calls (None until the first session serves). Read by the client on every
+        call, so a plain attribute: written here alone (:meth:`_serve`)."""
         self._identity: ServerIdentity | None = None
         self._renewal_lock = anyio.Lock()
         self._renewals = 0
@@ -61,14 +63,9 @@ class Link:
     # -- what the client reads ---------------------------------------------------------------------------------
 
     @property
-    def call_runner(self) -> CallRunner | None:
-        """The runner of the client's calls (None until the first session serves)."""
-        return self._call_runner
-
-    @property
     def session(self) -> Session | None:
         """The session calls start on now (None until the first session serves)."""
-        return self._call_runner.session if self._call_runner is not None else None
+        return self.call_runner.session if self.call_runner is not None else None
 
     @property
     def identity(self) -> ServerIdentity | None:
@@ -91,10 +88,10 @@ class Link:
     def _serve(self, runner: CallRunner, identity: ServerIdentity) -> None:
         """``runner``'s session, negotiated, serves from now on: the client's runner moves to it (the only place
         its session is written after the first)."""
-        if self._call_runner is None:
-            self._call_runner = runner
+        if self.call_runner is None:
+            self.call_runner = runner
         else:
-            self._call_runner.session = runner.session
+            self.call_runner.session = runner.session
         self._identity = identity
 
     # -- what the runner asks (ConnectionOwner) ----------------------------------------------------------------
@@ -110,11 +107,11 @@ class Link:
 
     async def renew(self) -> None:
         """Start a new session after the server ended ours; concurrent callers share one renewal."""
-        assert self._call_runner is not None, "a session is renewed only after it served"
+        assert self.call_runner is not None, "a session is renewed only after it served"
         renewals = self._renewals
         async with self._renewal_lock:
             if renewals != self._renewals:
                 return  # another call already renewed it
             logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self._call_runner)
+            self._identity = await self._start_session(self.call_runner)
             self._renewals += 1
