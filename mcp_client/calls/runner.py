@@ -5,19 +5,25 @@ handle, the handshake). For each it owns:
 
 * the call's one :class:`~mcp_client.policy.Deadline`, created here from the caller's start time and enclosing
   deadline, read by everything else (the write's bound, the wait, retries, input rounds, the progress drain);
-* the attempts and their retries (:func:`~mcp_client.policy.retry.decide`), and the input rounds of 2026-07-28;
+* the attempts and their retries, in one loop: :func:`~mcp_client.policy.retry.decide` alone says whether an
+  attempt that failed is sent again, and where: on the same session after a backoff, or, when the connection died
+  and its owner replaces it (a supervised stdio server's restart), on the next one; and the input rounds of
+  2026-07-28;
+* closing the call's progress sink, once, when the call ends (whatever sessions it ran on);
 * progress delivery (:mod:`.delivery`): which sink the reader offers updates to, and the pump a callback needs;
-* the renewal of a 2025-11-25 session the server ended, through a callable the client gives, once per call;
+* the renewal of a 2025-11-25 session the server ended, through the owner of the connection, once per call;
 * the wait for a slot when the client limits its calls in flight (:mod:`.slots`), inside the one maximum.
 
 Each request on the wire is one attempt (:mod:`.attempt`); the session hands out its id and token and routes its
-answer. May touch the session, the policy core, progress sinks and the errors and events; never a transport.
+answer. The runner's ``session`` is written by the owner of the connection alone (the client's
+:class:`~mcp_client.client.link.Link`), which the runner asks what it needs through :class:`ConnectionOwner`. May
+touch the session, the policy core, progress sinks and the errors and events; never a transport.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -26,20 +32,18 @@ from mcp_client.calls.attempt import run_attempt
 from mcp_client.calls.delivery import progress_delivery
 from mcp_client.calls.in_flight_limit import InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
+from mcp_client.calls.options import CallOptions
 from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
-from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired
+from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired, TransportError
 from mcp_client.events import RequestFinished, RetryScheduled
 from mcp_client.policy import Deadline, TimeoutPolicy
-from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
+from mcp_client.policy.retry import RetryBudget, decide
 from mcp_client.protocol.era import Era
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, RequestControl
 from mcp_client.session.session import Session
 
-__all__ = ["CallRunner", "Renewal", "Then"]
-
-Renewal = Callable[[], Awaitable[None]]
-"""Starts a new session after the server ended ours (``SessionExpired``); concurrent calls may share one."""
+__all__ = ["CallRunner", "ConnectionOwner", "Then"]
 
 Then = Callable[[CallState, JSONObject, JSONObject], Awaitable[JSONObject]]
 """What a call goes on with after its first answer, as the same call (its deadline, control, events and end):
@@ -47,8 +51,27 @@ given the call, its params and that answer, it returns the call's result. The ta
 call."""
 
 
+class ConnectionOwner(Protocol):
+    """What a runner asks of the one owner of its connection (the client's :class:`~mcp_client.client.link.Link`),
+    which alone writes the runner's ``session``."""
+
+    @property
+    def heals(self) -> bool:
+        """Whether a connection that died is replaced now (a supervised stdio server that will be restarted)."""
+        ...
+
+    async def session_after(self, session: Session) -> Session | None:
+        """Wait until a session other than ``session`` serves and return it; None once none will."""
+        ...
+
+    async def renew(self) -> None:
+        """Start a new session after the server ended ours (``SessionExpired``); concurrent calls share one."""
+        ...
+
+
 class CallRunner:
-    """Runs calls over one session. Created by :class:`~mcp_client.Client` when it connects."""
+    """Runs the calls of one client over its current session. Created by the client's
+    :class:`~mcp_client.client.link.Link` (its ``owner``), which alone moves it to a new session."""
 
     def __init__(
         self,
@@ -59,49 +82,49 @@ class CallRunner:
         progress_interval: float | None = None,
         input_handler: InputHandler | None = None,
         in_flight_limit: InFlightLimit | None = None,
+        owner: ConnectionOwner | None = None,
     ) -> None:
         self.session = session
+        """The session calls start on: the owner's current one (it alone writes this)."""
         self.in_flight_limit = in_flight_limit
-        """The client's limit of calls in flight (shared by the runners of its restarts), if it has one."""
+        """The client's limit of calls in flight, if it has one (a session renewal and a restart keep it)."""
         self._budget = budget
         self._max_rounds = max_rounds
         self._progress_interval = progress_interval
         self._input_handler = input_handler
+        self._owner = owner
 
     @property
     def heals(self) -> bool:
-        """Whether a connection that died is replaced (a supervised stdio server's restart): False here."""
-        return False
+        """Whether a connection that died is replaced (a supervised stdio server's restart)."""
+        return self._owner is not None and self._owner.heals
 
     async def session_after(self, session: Session) -> Session | None:
-        """The session that replaces ``session`` once it serves, or None when none will (here: never)."""
-        return None
+        """The session that replaces ``session`` once it serves, or None when none will."""
+        return await self._owner.session_after(session) if self._owner is not None else None
 
     def run(
         self,
         method: str,
         params: JSONObject,
+        options: CallOptions,
         *,
-        policy: TimeoutPolicy,
-        retry: RetryPolicy | None = None,
-        idempotent: bool = False,
-        headers: dict[str, str] | None = None,
         started_at: float | None = None,
         on_progress: ProgressCallback | None = None,
         sink: ProgressSink | None = None,
         control: RequestControl | None = None,
-        want_progress: bool = True,
-        renew: Renewal | None = None,
         then: Then | None = None,
     ) -> Awaitable[JSONObject]:
         """Run one call to its end and return its ``result`` object, or raise a typed error (await what this
         returns, at once: the call's clocks start here).
 
-        A call may take several requests on the wire: retries of a failed attempt (when ``retry`` allows and it is
-        safe), rounds of input at 2026-07-28 (``input_required``), and one more try after ``renew`` started a new
-        session. Each gets a fresh id and progress token; all share one maximum, counted from ``started_at`` (the
-        caller's call, on the session's clock; default: now), and one progress stream. Accepted progress goes to
-        ``on_progress`` and to ``sink`` (the handle's iterator); ``control`` lets another task cancel the call.
+        ``options`` (:class:`~mcp_client.calls.options.CallOptions`) are the call's policies, decided by the caller.
+        A call may take several requests on the wire: retries of a failed attempt (when ``options.retry`` allows and
+        it is safe), rounds of input at 2026-07-28 (``input_required``), and one more try after the runner's renewal
+        started a new session (when ``options.renews``). Each gets a fresh id and progress token; all share one
+        maximum, counted from ``started_at`` (the caller's call, on the session's clock; default: now), and one
+        progress stream. Accepted progress goes to ``on_progress`` and to ``sink`` (the handle's iterator);
+        ``control`` lets another task cancel the call.
         ``then`` goes on after the first answer, as the same call (a task-backed tool call's polls): one deadline,
         one ``RequestFinished``, the progress stream open until it ends.
 
@@ -116,14 +139,12 @@ class CallRunner:
         # its frames, so the runner's whole life of a call is one frame, _live, with as few locals as can be.)
         if not self.session.connected:
             raise RuntimeError("the session is not connected")
-        deadline = self._deadline(policy, started_at)  # (read here, on the caller's task, before any await)
+        deadline = self._deadline(options.policy, started_at)  # (read here, on the caller's task, before any await)
         pump = None
         if on_progress is not None:
             sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
         counted = pump is None  # (else the pump's frame holds the slot, until the callback's last update ran)
-        call = self._live(
-            method, params, deadline, sink, control, want_progress, retry, idempotent, headers, renew, then, counted
-        )
+        call = self._live(method, params, options, deadline, sink, control, then, counted)
         return call if pump is None else self._beside_pump(pump, method, deadline, control, call)
 
     def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
@@ -181,14 +202,10 @@ class CallRunner:
         self,
         method: str,
         params: JSONObject,
+        options: CallOptions,
         deadline: Deadline,
         sink: ProgressSink | None,
         control: RequestControl | None,
-        want_progress: bool,
-        retry: RetryPolicy | None,
-        idempotent: bool,
-        headers: dict[str, str] | None,
-        renew: Renewal | None,
         then: Then | None,
         counted: bool = True,
     ) -> JSONObject:
@@ -203,7 +220,7 @@ class CallRunner:
         try:
             renewed = False
             while True:
-                call = CallState(method, deadline, sink, headers)
+                call = CallState(method, deadline, sink, options.headers)
                 if control is not None:
                     control.attach(call)
                 error: MCPClientError | None = None
@@ -216,15 +233,25 @@ class CallRunner:
                         attempt += 1
                         started = session.clock()
                         try:
-                            result = await run_attempt(session, call, round_params, want_progress, attempt)
+                            result = await run_attempt(session, call, round_params, options.want_progress, attempt)
                         except MCPClientError as exc:
-                            await self._before_retry(call, exc, started, attempt, retry, idempotent)  # or raises
+                            # The one retry loop: the same session, the next one, or the error raised.
+                            session = await self._before_retry(session, call, exc, started, attempt, options)
                             continue
                         if self._budget is not None:
                             self._budget.record_success()
                         if not wants_input(method, result, allowed=session.input_rounds):
                             if then is not None:
-                                result = await then(call, params, result)
+                                try:
+                                    result = await then(call, params, result)
+                                except MCPClientError as exc:
+                                    if session.closed_error is None:
+                                        raise
+                                    # The connection died in the call's task phase: the call itself may go to the
+                                    # next one, sent again from its start (when the retry rule allows it).
+                                    session = await self._before_retry(session, call, exc, started, attempt, options)
+                                    round_params, rounds = params, 0
+                                    continue
                             succeeded = True
                             return result
                         rounds += 1
@@ -250,7 +277,7 @@ class CallRunner:
                         Attempt(_last(call.request_ids), error, deadline.started_at, now),
                     )
                     # (Never when the call may have run: a task's poll that met the ended session, say.)
-                    renewing = isinstance(exc, SessionExpired) and renew is not None and not renewed
+                    renewing = isinstance(exc, SessionExpired) and options.renews and not renewed
                     renewing = renewing and not error.may_have_run
                     if not renewing:
                         raise error from None
@@ -265,8 +292,8 @@ class CallRunner:
                         elapsed = deadline.elapsed(session.clock())
                         session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
                 # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
-                assert renew is not None
-                await renew()
+                assert self._owner is not None, "a call that renews needs a runner with an owner that renews"
+                await self._owner.renew()
                 renewed = True
         finally:
             deadline.finish()
@@ -275,36 +302,58 @@ class CallRunner:
 
     async def _before_retry(
         self,
+        session: Session,
         call: CallState,
         error: MCPClientError,
         started: float,
         attempt: int,
-        retry: RetryPolicy | None,
-        idempotent: bool,
-    ) -> None:
-        """Attempt ``attempt`` of ``call`` failed with ``error``: record it, then either raise ``error`` (no retry:
-        not allowed, not safe, no time left, the call cancelled or the connection gone) or back off, cancel the
-        abandoned attempt on the wire and return for the next one."""
-        session = self.session
+        options: CallOptions,
+    ) -> Session:
+        """Attempt ``attempt`` of ``call`` on ``session`` failed with ``error``: record it, then raise ``error`` (no
+        retry: not allowed, not safe, no time left, the call cancelled, or the connection gone for good), or return
+        the session of the next attempt: this one, after a backoff and the abandoned attempt's cancel on the wire;
+        or, when the connection died and its owner replaces it, the next one once it serves (the restart is the
+        wait; nothing to cancel on a dead connection)."""
         now = session.clock()
         call.attempts += (Attempt(_last(call.request_ids), error, started, now),)
-        if retry is None or call.cancel_reason is not None or session.closed_error is not None:
-            raise error  # (a connection that is gone will not come back for a retry)
+        retry = options.retry
+        if retry is None or call.cancel_reason is not None:
+            raise error
+        moving = session.closed_error is not None
+        if moving:
+            if not (isinstance(error, TransportError) and self.heals):
+                raise error  # (a connection that is gone comes back only when its owner replaces it)
+            if error.may_have_run is None:  # (a request of the call's task phase: the call's own fact decides)
+                error.may_have_run = call.may_have_run
         decision = decide(
             error,
             policy=retry,
             attempt=attempt,
-            idempotent=idempotent,
+            idempotent=options.idempotent,
             now=now,
             hard_deadline=call.deadline.hard_deadline(now),
             budget=self._budget,
         )
         if not decision.retry:
             raise error
+        if moving:
+            next_session = await self._next_session(session, call.deadline.hard_deadline(now))
+            if next_session is None:
+                raise error  # none will serve (the owner gave up, or the client closes), or not before the maximum
+            next_session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, 0.0, error))
+            call.tracker.restart_attempt()
+            return next_session
         session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, decision.delay, error))
         await session.cancel_written(_last(call.request_ids))  # the abandoned attempt is cancelled first
         await _wait_between_attempts(call, decision.delay)
         call.tracker.restart_attempt()
+        return session
+
+    async def _next_session(self, dead: Session, hard_deadline: float) -> Session | None:
+        """The session that replaced ``dead``, once it serves; None if none does before ``hard_deadline``."""
+        with anyio.move_on_at(hard_deadline):
+            return await self.session_after(dead)
+        return None
 
     # -- the handshake (protocol.negotiate.Handshake) -----------------------------------------------------------
 
@@ -312,7 +361,7 @@ class CallRunner:
         self, method: str, params: JSONObject, *, policy: TimeoutPolicy, want_progress: bool = True
     ) -> JSONObject:
         """Run one request with no retries, progress consumer or renewal (the handshake's requests)."""
-        return await self.run(method, params, policy=policy, want_progress=want_progress)
+        return await self.run(method, params, CallOptions(policy, want_progress=want_progress))
 
     async def notify(self, method: str, params: JSONObject | None = None) -> None:
         """Send a notification (best effort: a transport failure raises :class:`~mcp_client.TransportError`)."""

@@ -1,6 +1,6 @@
 """Driving a task-backed tool call to its end under the call's one policy.
 
-When a server runs a ``tools/call`` as a task, the call is not over: :class:`TaskRunner` polls ``tasks/get`` on the
+When a server runs a ``tools/call`` as a task, the call is not over: :class:`TaskDriver` polls ``tasks/get`` on the
 schedule of :class:`~mcp_client.policy.tasks.PollSchedule`, answers input the task asks for (2026-07-28:
 ``inputRequests`` through the host's handlers, then ``tasks/update``; 2025-11-25: ``tasks/result``, on whose
 stream the server sends its requests), and turns the end into the call's outcome: ``completed`` gives the tool's
@@ -32,6 +32,7 @@ from mcp_client._backends.auto import current_backend
 from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
+from mcp_client.calls.options import CallOptions
 from mcp_client.calls.runner import CallRunner, Then
 from mcp_client.errors import (
     InvalidParams,
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from mcp_client.protocol.era import Era
     from mcp_client.session.session import Session
 
-__all__ = ["TaskControl", "TaskRunner", "task_not_found"]
+__all__ = ["TaskControl", "TaskDriver", "task_not_found"]
 
 logger = logging.getLogger("mcp_client.tasks")
 
@@ -97,6 +98,7 @@ class _Run:
     extension: bool
     """The 2026-07-28 extension's flavour (the era's ``tasks_extension``), else 2025-11-25's experimental one."""
     schedule: PollSchedule
+    session: Session  # the session whose server made the task: its requests go there, never to a restarted process
     tracker: StatusTracker = field(default_factory=StatusTracker)
     keys: InputKeys = field(default_factory=InputKeys)
     settled: bool = False
@@ -105,12 +107,12 @@ class _Run:
     """A status notification named the task since the last poll: poll now."""
 
 
-class TaskRunner:
-    """Drives the tasks of one connection. Created by :class:`~mcp_client.Client`."""
+class TaskDriver:
+    """Drives the tasks of one client's calls to their ends, on its call runner. Created by the client."""
 
     def __init__(
         self,
-        runner: CallRunner,
+        call_runner: CallRunner,
         *,
         task_group: anyio.abc.TaskGroup,
         input_handler: InputHandler | None,
@@ -118,7 +120,7 @@ class TaskRunner:
         poll: PollPolicy = DEFAULT_POLL,
         rng: random.Random | None = None,
     ) -> None:
-        self._runner = runner
+        self._call_runner = call_runner
         self._task_group = task_group
         self._input_handler = input_handler
         self._cancel_timeout = cancel_timeout
@@ -134,14 +136,14 @@ class TaskRunner:
 
     @property
     def _session(self) -> Session:
-        """The session the runner runs on now (after a supervised stdio server's restart, the new one)."""
-        return self._runner.session
+        """The session the call runner runs on now (after a supervised stdio server's restart, the new one)."""
+        return self._call_runner.session
 
-    @property
-    def _gone(self) -> bool:
-        """Whether no request will be answered any more: the connection is gone, or the client is closing (over
-        HTTP nothing reports the connection closed, so the flag is the client's own)."""
-        return self._closing or self._session.closed_error is not None
+    def _gone(self, run: _Run) -> bool:
+        """Whether no request of ``run`` will be answered any more: the connection its task lives on is gone (a
+        restarted server does not know the task), or the client is closing (over HTTP nothing reports the
+        connection closed, so the flag is the client's own)."""
+        return self._closing or run.session.closed_error is not None
 
     @property
     def _era(self) -> Era:
@@ -149,10 +151,6 @@ class TaskRunner:
         era = self._session.era
         assert era is not None  # (tasks are driven on a session that negotiated)
         return era
-
-    @property
-    def _extension(self) -> bool:
-        return self._era.tasks_extension
 
     # -- one task, to its end ---------------------------------------------------------------------------------
 
@@ -180,7 +178,8 @@ class TaskRunner:
         """Poll the task to its end under ``call`` (its one deadline) and return the tool's result object (a
         ``CallToolResult`` as sent). Raises what a call raises, plus :class:`TaskFailed` and :class:`TaskNotFound`;
         every error says the call may have run."""
-        run = _Run(task_id, call, control, self._extension, PollSchedule(self.poll, self._rng))
+        schedule = PollSchedule(self.poll, self._rng)
+        run = _Run(task_id, call, control, self._era.tasks_extension, schedule, self._session)
         self._runs.add(run)
         self._runs_pending.add()
         try:
@@ -293,7 +292,7 @@ class TaskRunner:
         try:
             raw = await self._request(run, "tasks/get", {"taskId": run.task_id})
         except TransportError:
-            if self._gone:
+            if self._gone(run):
                 raise  # the connection is gone for good: no poll will be answered
             run.schedule.failed(self._session.clock())
             return None
@@ -311,7 +310,7 @@ class TaskRunner:
         try:
             result = await self._request(run, "tasks/result", {"taskId": run.task_id}, no_idle=waiting)
         except TransportError:
-            if self._gone:
+            if self._gone(run):
                 raise
             run.schedule.failed(self._session.clock())
             return None
@@ -335,7 +334,7 @@ class TaskRunner:
         try:
             await self._request(run, "tasks/update", {"taskId": run.task_id, "inputResponses": responses})
         except TransportError:
-            if self._gone:
+            if self._gone(run):
                 raise
             run.keys.hold(responses)  # not delivered: sent again, as they are, when a poll still asks for them
             run.schedule.failed(self._session.clock())
@@ -353,7 +352,7 @@ class TaskRunner:
         if no_idle:
             deadline.policy = policy.replace(idle=None)
         try:
-            return await run_attempt(self._session, request, params, False, 1)
+            return await run_attempt(run.session, request, params, False, 1)
         finally:
             deadline.policy = policy
             run.control.attach(run.call)  # cancels between requests reach the drive again
@@ -363,7 +362,7 @@ class TaskRunner:
     async def get(self, task_id: str, *, policy: TimeoutPolicy) -> Task:
         """One ``tasks/get``; :class:`TaskNotFound` for an unknown or expired id."""
         try:
-            raw = await self._runner.run("tasks/get", {"taskId": task_id}, policy=policy, want_progress=False)
+            raw = await self._call_runner.run("tasks/get", {"taskId": task_id}, CallOptions.without_progress(policy))
         except InvalidParams as exc:
             raise task_not_found(exc, task_id) from None
         return self._era.task_of(raw)
@@ -375,13 +374,12 @@ class TaskRunner:
         the tool's result object. :class:`TaskNotFound` for an unknown or expired id."""
         control = RequestControl()
         try:
-            return await self._runner.run(
+            return await self._call_runner.run(
                 "tasks/get",
                 {"taskId": task_id},
-                policy=policy,
+                CallOptions.without_progress(policy),
                 started_at=started_at,
                 control=control,
-                want_progress=False,
                 then=self.resume_phase(task_id, control, handle),
             )
         except InvalidParams as exc:
@@ -393,7 +391,7 @@ class TaskRunner:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already
         finished) task."""
         try:
-            await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+            await self._call_runner.run("tasks/cancel", {"taskId": task_id}, CallOptions.without_progress(policy))
         except InvalidParams as exc:
             raise task_not_found(exc, task_id, "could not cancel") from None
         self._session.emit(TaskCancelSent(task_id, reason, True))
@@ -431,7 +429,7 @@ class TaskRunner:
         policy = TimeoutPolicy(idle=None, maximum=self._cancel_timeout, connect=None)
         try:
             with anyio.move_on_after(self._cancel_timeout):
-                await self._runner.run("tasks/cancel", {"taskId": task_id}, policy=policy, want_progress=False)
+                await self._call_runner.run("tasks/cancel", {"taskId": task_id}, CallOptions.without_progress(policy))
                 acknowledged = True
         except MCPClientError as exc:
             logger.debug("tasks/cancel for task %s failed: %s", task_id, exc)
@@ -445,21 +443,21 @@ class TaskRunner:
 
 
 class _ToolPhase:
-    """:meth:`TaskRunner.tool_phase`, as a small object (shared by the calls that need nothing of their own)."""
+    """:meth:`TaskDriver.tool_phase`, as a small object (shared by the calls that need nothing of their own)."""
 
-    __slots__ = ("_asked", "_control", "_handle", "_runner")
+    __slots__ = ("_asked", "_control", "_driver", "_handle")
 
     def __init__(
-        self, runner: TaskRunner, asked: bool, control: RequestControl | None, handle: TaskControl | None
+        self, driver: TaskDriver, asked: bool, control: RequestControl | None, handle: TaskControl | None
     ) -> None:
-        self._runner = runner
+        self._driver = driver
         self._asked = asked
         self._control = control
         self._handle = handle
 
     async def __call__(self, call: CallState, params: JSONObject, answer: JSONObject) -> JSONObject:
-        runner = self._runner
-        task = runner._era.created_task(answer, asked=self._asked)
+        driver = self._driver
+        task = driver._era.created_task(answer, asked=self._asked)
         if self._handle is not None:
             self._handle.answered(task)
         if task is None:
@@ -469,8 +467,8 @@ class _ToolPhase:
             control = RequestControl()
             control.attach(call)
         tool = params.get("name")
-        runner._session.emit(TaskCreated(task.task_id, tool if isinstance(tool, str) else "", task.ttl))
-        return await runner._drive(call, task.task_id, task, control, self._handle)
+        driver._session.emit(TaskCreated(task.task_id, tool if isinstance(tool, str) else "", task.ttl))
+        return await driver._drive(call, task.task_id, task, control, self._handle)
 
 
 def task_not_found(error: InvalidParams, task_id: str, what: str = "does not know") -> TaskNotFound:

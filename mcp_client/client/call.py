@@ -51,7 +51,7 @@ class Call(Generic[ResultT]):
 
     def __init__(
         self,
-        runner: CallRunner,
+        call_runner: CallRunner,
         task_group: anyio.abc.TaskGroup,
         method: str,
         body: CallBody[ResultT],
@@ -64,7 +64,7 @@ class Call(Generic[ResultT]):
     ) -> None:
         self.method = method
         self.policy = policy
-        self._runner = runner
+        self._call_runner = call_runner
         self._client_tasks = task_group
         self._body = body
         self._task = task
@@ -92,7 +92,7 @@ class Call(Generic[ResultT]):
         if self._started:
             raise RuntimeError("a Call can be started only once")
         self._started = True
-        self._client_tasks.start_soon(self._run, self._runner.session.clock())
+        self._client_tasks.start_soon(self._run, self._call_runner.session.clock())
 
     async def _run(self, started_at: float) -> None:
         try:
@@ -164,7 +164,7 @@ class Call(Generic[ResultT]):
 
     def _on_answer(self, task: Task | None) -> None:
         """The server's first answer to the call arrived: a task it made, or None for an ordinary result."""
-        era = self._runner.session.era
+        era = self._call_runner.session.era
         if task is not None and self._endpoint is not None and era is not None:
             self._reference = TaskReference(
                 server=self._endpoint, task_id=task.task_id, protocol=era.version, tool=self._tool, ttl=task.ttl

@@ -1,14 +1,15 @@
 """The public client: connect to one MCP server and call its tools, prompts and resources under a policy.
 
-``Client`` owns a task group (the transport's readers, background cancellations), a :class:`Session` on the
-connection (the wire), a :class:`~mcp_client.calls.CallRunner` over it (the life of each call), and the default
-:class:`TimeoutPolicy`. Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``:
-no limits; a number: that many seconds of maximum), has the runner run it, and turns the result into the
-mcp-types model of the method.
+``Client`` owns a task group (the transport's readers, background cancellations), a
+:class:`~mcp_client.client.link.Link` (the one owner of its connection: the :class:`Session` on it, the wire, and
+the :class:`~mcp_client.calls.CallRunner` over it, the life of each call), and the default :class:`TimeoutPolicy`.
+Each method resolves the policy of the call (``timeout=`` omitted: the client's; ``None``: no limits; a number: that
+many seconds of maximum), has the runner run it, and turns the result into the mcp-types model of the method.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import weakref
 from collections.abc import Callable, Mapping
@@ -26,22 +27,23 @@ from mcp_client._version import __version__
 from mcp_client.cache.partition import authorization_context, new_token, server_key
 from mcp_client.cache.requests import CacheArg, CachedRequests
 from mcp_client.cache.result_cache import ResultCache
-from mcp_client.calls import CallRunner
+from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
-from mcp_client.calls.progress import ProgressCallback, ProgressSink
-from mcp_client.calls.tasks import TaskControl
+from mcp_client.calls.progress import ProgressCallback
+from mcp_client.calls.runner import ConnectionOwner
 from mcp_client.client.call import Call
 from mcp_client.client.features import ServerFeatures
+from mcp_client.client.link import Link
 from mcp_client.client.listen import Listening
 from mcp_client.client.output_schema import OutputValidator
 from mcp_client.client.pins import PinnedTools
 from mcp_client.client.server_view import ServerView
 from mcp_client.client.start_failure import close_and_raise
-from mcp_client.client.supervisor import Supervisor
+from mcp_client.client.supervisor import SupervisedLink
 from mcp_client.client.task_reference import Resuming
 from mcp_client.client.tasks import TaskMethods, TaskPolicy
 from mcp_client.client.tool_pins import ToolPins
-from mcp_client.client.tools import HANDED, Handed, ToolPath
+from mcp_client.client.tools import ToolPath
 from mcp_client.errors import ConnectError
 from mcp_client.events import Event
 from mcp_client.extensions import ExtensionsArg, with_extensions
@@ -53,18 +55,28 @@ from mcp_client.policy.timeout import as_timeout_policy
 from mcp_client.protocol import negotiate
 from mcp_client.protocol.logs import LogLevel
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
-from mcp_client.protocol.results import idempotent_hint, tool_params
+from mcp_client.protocol.results import idempotent_hint
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.session.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
-from mcp_client.session.inflight import RequestControl
 from mcp_client.session.session import Session
 from mcp_client.transports.base import Transport
 
-__all__ = ["USE_CLIENT_DEFAULT", "Client", "TimeoutArg", "UseClientDefault"]
+__all__ = ["USE_CLIENT_DEFAULT", "Client", "ClientState", "TimeoutArg", "UseClientDefault"]
 
 logger = logging.getLogger("mcp_client")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class ClientState(enum.Enum):
+    """Where a :class:`Client` is in its life (as httpx's ``ClientState``): it is entered once and closed once."""
+
+    UNOPENED = 1
+    """Made, not entered yet (or its ``__aenter__`` failed: it may be entered again)."""
+    OPENED = 2
+    """Entered: connected until :meth:`Client.aclose`."""
+    CLOSED = 3
+    """Closed: it cannot be entered again."""
 
 
 class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resuming, PinnedTools):
@@ -172,51 +184,57 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         if shared is not None:
             shared.add_listener(self._on_cache_invalidated)
         self._log_level: LogLevel | None = None
+        self._state = ClientState.UNOPENED
         self._stack: AsyncExitStack | None = None
-        self._session: Session | None = None
-        self._runner: CallRunner | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
+        restart = getattr(transport, "restart", None)  # stdio that heals: see client/supervisor.py
+        self._link: Link = (
+            SupervisedLink(
+                transport,
+                restart,
+                new_runner=self._new_runner,
+                start_session=self._start_session,
+                cancel_timeout=cancel_timeout,
+            )
+            if restart is not None
+            else Link(
+                transport, new_runner=self._new_runner, start_session=self._start_session, cancel_timeout=cancel_timeout
+            )
+        )
+        """The one owner of the connection: the session, the runner of calls, the server's identity, renewal."""
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
-        self._renewal_lock = anyio.Lock()
-        self._session_generation = 0
-        self._identity: ServerIdentity | None = None
+        self._options_by_tool: dict[str | None, CallOptions] = {}
+        """The last options made for each tool (None: not a tool call), reused while a call resolves the same."""
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        if self._stack is not None:
+        if self._state is ClientState.OPENED:
             raise RuntimeError("a Client can be entered only once")
+        if self._state is ClientState.CLOSED:
+            raise RuntimeError("Cannot reopen a Client: a closed Client cannot be entered again (make a new one)")
         stack = AsyncExitStack()
         await stack.__aenter__()
         self._stack = stack
+        self._state = ClientState.OPENED
         try:
             task_group = await stack.enter_async_context(anyio.create_task_group())
             self._task_group = task_group
             # Unwinds last-in first-out: after the connection is shut down, end what is left in the task group.
             stack.callback(task_group.cancel_scope.cancel)
-            if (restart := getattr(self.transport, "restart", None)) is not None:  # stdio that heals: see supervisor
-                await Supervisor.start(self, restart, task_group, stack)
-                self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
-                return self
-            runner = self._new_runner()
-            session = runner.session
-            connection = await stack.enter_async_context(self.transport.connect(session))
-            # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
-            stack.push_async_callback(session.drain_cancels, self._cancel_timeout)
-            session.attach(connection)
-            self._session = session
-            self._runner = runner
-            self._connect_tasks(runner, task_group, self._handlers, self._cancel_timeout, stack)
-            self._identity = await self._start_session(runner)
+            await self._link.open(task_group, stack)  # connected and negotiated (or raises)
+            self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
         except BaseException as exc:
             self._stack = None
+            self._state = ClientState.UNOPENED  # (as before: a client that failed to connect may be entered again)
             # Close without handing the error to the task group, which would wrap it in an exception group.
             # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
             await close_and_raise(stack, exc, self.transport.description)
         return self
 
-    def _new_runner(self) -> CallRunner:
-        """A session (not connected yet) and the runner of its calls."""
+    def _new_runner(self, owner: ConnectionOwner) -> CallRunner:
+        """A session (not connected yet) and a runner of this client's calls over it, owned by ``owner`` (the
+        client's link: it alone calls this)."""
         assert self._task_group is not None
         input_handler = self._handlers.handle if self._handlers.any else None
         session = Session(
@@ -233,6 +251,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             progress_interval=self._progress_interval,
             input_handler=input_handler,
             in_flight_limit=self._in_flight_limit,
+            owner=owner,
         )
 
     async def _start_session(self, runner: CallRunner) -> ServerIdentity:
@@ -266,6 +285,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         stack, self._stack = self._stack, None
         if stack is None:
             return
+        self._state = ClientState.CLOSED
         background = [call for call in self._calls if not call.done]
         for call in background:
             call.stop("the client is closing")  # (a detached call's task is left running on the server)
@@ -314,39 +334,39 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         started_at = self.session.clock()  # the maximum counts from the caller's call, not from our bookkeeping
         own_params = dict(params) if params is not None else {}  # hooks may add to it; the caller's stays as given
         self._stamp_log_level(own_params, log_level)
-        policy, retry_policy, headers = self._prepare(method, own_params, timeout, retry)
-        return await self._calls_runner.run(
-            method,
-            own_params,
-            policy=policy,
-            retry=retry_policy,
-            idempotent=idempotent,
-            headers=headers,
-            started_at=started_at,
-            on_progress=on_progress,
-            renew=self._renew_session,
-        )
+        options = self._call_options(method, own_params, timeout, retry, idempotent)
+        return await self._calls_runner.run(method, own_params, options, started_at=started_at, on_progress=on_progress)
 
-    def _prepare(
-        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
-    ) -> tuple[TimeoutPolicy, RetryPolicy | None, dict[str, str] | None]:
-        """The call's policies and tool headers, after the meta hook saw ``params`` (the client's own dict)."""
+    def _call_options(
+        self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg, idempotent: bool | None = None
+    ) -> CallOptions:
+        """The call's options, decided once, after the meta hook saw ``params`` (the client's own dict): its
+        policies (:meth:`resolve`), its tool headers, and whether it may run twice (``None``: a tool call, for
+        which ``tools/list`` says). The client's calls renew a session the server ended. A call that resolves to
+        what the last call of the same tool did reuses its value (no allocation per call)."""
         if self.meta_hook is not None:
             self.meta_hook(method, params)
-        tool = params.get("name") if method == "tools/call" else None
-        policy, retry_policy = self.resolve(tool if isinstance(tool, str) else None, timeout=timeout, retry=retry)
-        headers = self._tool_headers(tool, params.get("arguments")) if isinstance(tool, str) else None
-        return policy, retry_policy, headers
-
-    async def _renew_session(self) -> None:
-        """Start a new session after the server ended ours; concurrent callers share one renewal."""
-        generation = self._session_generation
-        async with self._renewal_lock:
-            if generation != self._session_generation:
-                return  # another call already renewed it
-            logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self._calls_runner)
-            self._session_generation += 1
+        name = params.get("name") if method == "tools/call" else None
+        tool = name if isinstance(name, str) else None
+        policy, retry_policy = self.resolve(tool, timeout=timeout, retry=retry)
+        headers = self._tool_headers(tool, params.get("arguments")) if tool is not None else None
+        if idempotent is None:  # (only retries ask)
+            idempotent = retry_policy is not None and tool is not None and self.is_idempotent(tool)
+        last = self._options_by_tool.get(tool)
+        if (
+            last is not None
+            and headers is None
+            and last.policy is policy
+            and last.retry is retry_policy
+            and last.idempotent is idempotent
+        ):
+            return last
+        options = CallOptions(policy, retry_policy, idempotent, headers, renews=True)
+        if headers is None:  # (a call's own headers are its own)
+            if len(self._options_by_tool) >= 256:
+                self._options_by_tool.clear()
+            self._options_by_tool[tool] = options
+        return options
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         self._task_status_hint(method, params)
@@ -382,54 +402,3 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._output_schemas = {tool.name: tool.output_schema for tool in tools}
         self._learn_task_support(tools)
         return tools
-
-    def tool_call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        log_level: LogLevel | None = None,
-    ) -> Call[mcp_types.CallToolResult]:
-        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
-
-        ```python
-        async with client.tool_call("reindex", {"collection": "docs"}) as call:
-            async for p in call.progress():
-                print(p.progress, p.total, p.message)
-            result = await call.result()
-        ```
-        Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
-        """
-        self._check_pinned(name)
-        params = tool_params(name, arguments)
-        self._stamp_log_level(params, log_level)
-        prepared = self._prepare("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)
-        if self._task_group is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        handle = TaskControl()
-
-        async def run(started_at: float, sink: ProgressSink, control: RequestControl) -> mcp_types.CallToolResult:
-            # call_tool itself runs the call, with the handle's start, params, stream, control and task record (the
-            # handle runs in a task of its own: the context variable is that task's).
-            HANDED.set(Handed(started_at, params, prepared, sink, control, handle))
-            return await self.call_tool(
-                name, timeout=timeout, on_progress=on_progress, raise_on_error=raise_on_error, retry=retry
-            )
-
-        call = Call(
-            self._calls_runner,
-            self._task_group,
-            "tools/call",
-            run,
-            policy=prepared[0],
-            progress_interval=self._progress_interval,
-            task=handle,
-            endpoint=self.endpoint,  # for call.handoff()
-            tool=name,
-        )
-        self._calls.add(call)
-        return call

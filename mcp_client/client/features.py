@@ -28,6 +28,7 @@ from mcp_client.protocol.tool_headers import HeaderParam
 
 if TYPE_CHECKING:
     from mcp_client.calls.progress import ProgressCallback
+    from mcp_client.client.link import Link
     from mcp_client.policy.registry import RetryArg
     from mcp_client.protocol.era import Era
     from mcp_client.protocol.negotiate import ServerIdentity
@@ -48,7 +49,7 @@ class ServerFeatures:
     _output_schemas: dict[str, dict[str, Any] | None]
     _header_params: dict[str, tuple[HeaderParam, ...]]
     _output: OutputValidator | None
-    _session: Session | None
+    _link: Link
 
     if TYPE_CHECKING:
 
@@ -75,7 +76,7 @@ class ServerFeatures:
     @property
     def skills(self) -> Skills:
         """The skills extension (SEP-2640): list, load and read a server's skills, every file verified."""
-        return Skills(self)  # type: ignore[arg-type]  # (self is a Client)
+        return Skills(self)  # type: ignore[arg-type]  # (self is a Client, a SkillsHost)
 
     @property
     def cache(self) -> ResultCache | None:
@@ -83,7 +84,7 @@ class ServerFeatures:
         return self._cached.cache
 
     def _now(self) -> float:
-        return self.session.clock() if self._session is not None else anyio.current_time()
+        return session.clock() if (session := self._link.session) is not None else anyio.current_time()
 
     def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
         """``result``, once its structured output matches the tool's ``outputSchema`` (when validation is on)."""

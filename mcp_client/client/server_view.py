@@ -1,6 +1,7 @@
 """What a connected :class:`~mcp_client.Client` knows of its server: the session and its era, and what the
 server said about itself (its name, capabilities, instructions, process id). A base class of ``Client``, kept in a
-module of its own; read-only, it sends nothing.
+module of its own; read-only, it sends nothing: everything here is read through the client's
+:class:`~mcp_client.client.link.Link`, the one owner (and writer) of the connection.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import mcp_types
 
 if TYPE_CHECKING:
     from mcp_client.calls import CallRunner
+    from mcp_client.client.link import Link
     from mcp_client.protocol.era import Era
-    from mcp_client.protocol.negotiate import ServerIdentity
     from mcp_client.session.session import Session
 
 __all__ = ["ServerView"]
@@ -21,22 +22,23 @@ __all__ = ["ServerView"]
 class ServerView:
     """The session, the era and the server's identity, as properties of :class:`~mcp_client.Client`."""
 
-    _session: Session | None
-    _runner: CallRunner | None
-    _identity: ServerIdentity | None
+    _link: Link
 
     @property
     def session(self) -> Session:
         """The session (raises if the client is not connected)."""
-        if self._session is None:
+        runner = self._link.call_runner
+        if runner is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        return self._session
+        return runner.session
 
     @property
     def _calls_runner(self) -> CallRunner:
-        if self._runner is None:
+        """The runner of this client's calls (raises if the client is not connected)."""
+        runner = self._link.call_runner
+        if runner is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        return self._runner
+        return runner
 
     @property
     def era(self) -> Era:
@@ -53,20 +55,21 @@ class ServerView:
     @property
     def server_info(self) -> mcp_types.Implementation | None:
         """The server's name and version, when it said."""
-        return self._identity.server_info if self._identity else None
+        return identity.server_info if (identity := self._link.identity) else None
 
     @property
     def server_capabilities(self) -> mcp_types.ServerCapabilities | None:
         """The capabilities the server declared."""
-        return self._identity.capabilities if self._identity else None
+        return identity.capabilities if (identity := self._link.identity) else None
 
     @property
     def server_process_id(self) -> int | None:
         """The server's process id over stdio (None for other transports, or before connecting)."""
-        connection = self._session.connection if self._session is not None else None
+        session = self._link.session
+        connection = session.connection if session is not None else None
         return connection.process_id if connection is not None else None
 
     @property
     def instructions(self) -> str | None:
         """The server's instructions for the model, if any."""
-        return self._identity.instructions if self._identity else None
+        return identity.instructions if (identity := self._link.identity) else None

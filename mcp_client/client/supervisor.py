@@ -1,48 +1,38 @@
-"""The stdio supervisor: one client whose server process is started again when it dies.
+"""The supervised link: a client's connection to a stdio server that is started again when it dies.
 
-With ``stdio(cmd, args, restart=RestartPolicy(...))`` a :class:`~mcp_client.Client` does not own its connection
-directly: a :class:`Supervisor` task in the client's task group does. It connects, negotiates, hands the live
-session to the client, and waits. When the process dies, every call in flight on it fails at once with a
-:class:`~mcp_client.TransportError` whose ``written`` is honest (``True``: the request had left; ``False``: it
-never did), as without a supervisor. Then the supervisor asks the :class:`~mcp_client.policy.restart.RestartLedger`
-for a jittered wait, starts the process again, negotiates again, emits a
-:class:`~mcp_client.ServerRestarted` event and hands the new session over. Past the policy's cap of restarts per
-window it leaves the server down, and calls fail at once.
+With ``stdio(cmd, args, restart=RestartPolicy(...))`` a :class:`~mcp_client.Client`'s connection is owned by a
+:class:`SupervisedLink`, the kind of :class:`~mcp_client.client.link.Link` that heals. Its task in the client's
+task group connects, negotiates, moves the client's runner to the live session, and waits. When the process dies,
+every call in flight on it fails at once with a :class:`~mcp_client.TransportError` whose ``written`` is honest
+(``True``: the request had left; ``False``: it never did), as without a supervisor. Then the link asks the
+:class:`~mcp_client.policy.restart.RestartLedger` for a jittered wait, starts the process again, negotiates again,
+emits a :class:`~mcp_client.ServerRestarted` event and moves the runner to the new session. Past the policy's cap
+of restarts per window it leaves the server down, and calls fail at once.
 
-:meth:`Supervisor.call` runs one call of the client: when its attempt fails with a ``TransportError`` and the
-retry rule (:func:`mcp_client.policy.retry.decide`: never written, or an idempotent tool) allows it, it waits for
-the next process and sends the call there, all within the call's one maximum.
-
-The supervisor is the client's friend: it builds each process's session and runner with the client's own
-``_new_runner``, negotiates with its ``_start_session``, and sets the client's current session, runner (a
-:class:`HealingRunner` standing for whichever process serves) and server identity. It builds no request itself.
+A call never leaves the runner's one retry loop (:meth:`mcp_client.calls.CallRunner._live`): when its attempt
+failed because the process died and the retry rule (:func:`mcp_client.policy.retry.decide`: never written, or an
+idempotent tool) allows it, the runner asks this link for the next process's session (:meth:`session_after`) and
+sends the call there, with a fresh id, within the call's one maximum. The link builds no request itself, and never
+imports the client: it is handed a factory of runners, the handshake and the cancel timeout.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
-from mcp_client._types import JSONObject, RequestId
-from mcp_client.calls import CallRunner
-from mcp_client.calls.progress import ProgressSink
+from mcp_client.client.link import Link, NewRunner, StartSession
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
-from mcp_client.events import RetryScheduled, ServerRestarted
-from mcp_client.policy import Progress, TimeoutPolicy
+from mcp_client.events import ServerRestarted
 from mcp_client.policy.restart import RestartLedger, RestartPolicy
-from mcp_client.policy.retry import RetryBudget, RetryPolicy, decide
 from mcp_client.session.session import Session
+from mcp_client.transports.base import Transport
 
-if TYPE_CHECKING:
-    from mcp_client.client.client import Client
-
-__all__ = ["HealingRunner", "Supervisor"]
+__all__ = ["SupervisedLink"]
 
 logger = logging.getLogger("mcp_client.supervisor")
 
@@ -68,20 +58,23 @@ class _Watched:
         self._died(error)
 
 
-class Supervisor:
-    """Keeps one stdio server running for ``client`` under a :class:`~mcp_client.RestartPolicy`.
+class SupervisedLink(Link):
+    """Keeps one stdio server running for a client under a :class:`~mcp_client.RestartPolicy`: the link that
+    heals. Open it with :meth:`open`, from the client's ``__aenter__``."""
 
-    Start it with :meth:`start`, from the client's ``__aenter__``.
-    """
-
-    def __init__(self, client: Client, policy: RestartPolicy) -> None:
-        self._client = client
-        self._transport = client.transport
+    def __init__(
+        self,
+        transport: Transport,
+        policy: RestartPolicy,
+        *,
+        new_runner: NewRunner,
+        start_session: StartSession,
+        cancel_timeout: float,
+    ) -> None:
+        super().__init__(transport, new_runner=new_runner, start_session=start_session, cancel_timeout=cancel_timeout)
         self.ledger = RestartLedger(policy)
         """The restarts granted so far (within the policy's window)."""
-        self._cancel_timeout = client._cancel_timeout
         self._generation = 0
-        self._current: CallRunner | None = None
         self._wake = anyio.Event()  # the process died, or the client closes
         self._next_generation = anyio.Event()  # set (and renewed) each time a new process serves
         self._stopping = False
@@ -90,22 +83,16 @@ class Supervisor:
         self.gave_up: TransportError | None = None
         """Set once the cap of restarts was reached: the server stays down, calls fail at once."""
 
-    @classmethod
-    async def start(
-        cls, client: Client, policy: RestartPolicy, task_group: anyio.abc.TaskGroup, stack: AsyncExitStack
-    ) -> Client:
-        """Supervise ``client``'s server in ``task_group`` until ``stack`` unwinds; return once the first process
-        serves (its failure to start is raised here)."""
-        supervisor = cls(client, policy)
-        await task_group.start(supervisor.run)
-        stack.push_async_callback(supervisor.stop)
-        return client
+    async def open(self, task_group: anyio.abc.TaskGroup, stack: AsyncExitStack) -> None:
+        """Supervise the server in ``task_group`` until ``stack`` unwinds; return once the first process serves
+        (its failure to start is raised here)."""
+        await task_group.start(self.run)
+        stack.push_async_callback(self.stop)
 
     @property
-    def current(self) -> CallRunner:
-        """The runner of the process that serves now (or served last)."""
-        assert self._current is not None, "no process has served yet"
-        return self._current
+    def heals(self) -> bool:
+        """Whether a connection that died is replaced: while :attr:`restarting`."""
+        return self.restarting
 
     @property
     def restarting(self) -> bool:
@@ -166,8 +153,9 @@ class Supervisor:
     ) -> tuple[float | None, int | None, TransportError | None]:
         """Start one process and serve until it dies or the client closes; return when it died, its pid and the
         error its death was."""
-        client = self._client
-        runner = client._new_runner()
+        # This process's session, negotiated on a runner of its own before the client's runner moves to it (the
+        # first process's runner is the client's): no call starts on a session that has not negotiated.
+        runner = self._new_runner(self)
         session = runner.session
         died: list[TransportError] = []
 
@@ -178,13 +166,10 @@ class Supervisor:
         self._wake = anyio.Event()
         async with self._transport.connect(_Watched(session, on_death)) as connection:
             session.attach(connection)
-            identity = await client._start_session(runner)
+            identity = await self._start_session(runner)
             self._starting = None  # from here on a stop goes through the orderly path below
             self._generation += 1
-            self._current = runner
-            client._session, client._identity = session, identity
-            if client._runner is None:
-                client._runner = HealingRunner(self)
+            self._serve(runner, identity)
             pid = connection.process_id
             ready, self._next_generation = self._next_generation, anyio.Event()
             ready.set()
@@ -217,124 +202,12 @@ class Supervisor:
         with anyio.CancelScope(shield=True):
             await self._stopped.wait()
 
-    # -- calls ----------------------------------------------------------------------------------------------
-
-    async def call(self, method: str, params: JSONObject, options: dict[str, Any]) -> JSONObject:
-        """Run a call on the current process; after a transport failure that is safe to retry, wait for the next
-        process and run it there, all before the call's maximum. ``options`` are :meth:`CallRunner.run`'s."""
-        policy: TimeoutPolicy = options["policy"]
-        retry: RetryPolicy | None = options.get("retry")
-        budget: RetryBudget | None = self._client.retry_budget
-        started_at = options.get("started_at")
-        if started_at is None:
-            started_at = options["started_at"] = self.current.session.clock()
-        hard_deadline = started_at + policy.maximum if policy.maximum is not None else math.inf
-        sink: ProgressSink | None = options.get("sink")
-        if sink is not None:  # one stream for the whole call: a run on one process must not end it
-            options["sink"] = _KeptOpen(sink)
-        succeeded = False
-        try:
-            result = await self._call_on_processes(method, params, options, hard_deadline, retry, budget)
-            succeeded = True
-            return result
-        finally:
-            if sink is not None:
-                sink.close(drain=succeeded)
-
-    async def _call_on_processes(
-        self,
-        method: str,
-        params: JSONObject,
-        options: dict[str, Any],
-        hard_deadline: float,
-        retry: RetryPolicy | None,
-        budget: RetryBudget | None,
-    ) -> JSONObject:
-        tries = 0
-        while True:
-            generation = self._generation
-            tries += 1
-            try:
-                return await self.current.run(method, params, **options)
-            except TransportError as exc:
-                if retry is None or self.gave_up is not None:
-                    raise
-                verdict = decide(
-                    exc,
-                    policy=retry,
-                    attempt=tries,
-                    idempotent=bool(options.get("idempotent", False)),
-                    now=anyio.current_time(),
-                    hard_deadline=hard_deadline,
-                    budget=budget,
-                )
-                if not verdict.retry or not await self._next_process(generation, hard_deadline):
-                    raise
-                self.current.session.emit(RetryScheduled(_last_request(exc), tries + 1, 0.0, exc))
-
     async def session_after(self, session: Session) -> Session | None:
         """Wait until a process other than ``session``'s serves and return its session; None once none will."""
         while True:
-            current = self.current.session
+            current = self.session
             if current is not session:
                 return current
             if not self.restarting:
                 return None
             await self._next_generation.wait()
-
-    async def _next_process(self, generation: int, hard_deadline: float) -> bool:
-        """Wait until a process newer than ``generation`` serves (True), or it will not before the deadline."""
-        with anyio.move_on_at(hard_deadline):
-            while self._generation == generation and self.gave_up is None and not self._stopping:
-                await self._next_generation.wait()
-        return self._generation != generation and self.gave_up is None and not self._stopping
-
-
-class _KeptOpen:
-    """A call's progress sink, lent to one run of the call: the run's end does not close it (the call may go on
-    on the next process); the supervisor closes it when the call ends."""
-
-    __slots__ = ("_sink",)
-
-    def __init__(self, sink: ProgressSink) -> None:
-        self._sink = sink
-
-    def offer(self, update: Progress) -> None:
-        self._sink.offer(update)
-
-    def close(self, *, drain: bool) -> None:
-        """(The run ended; the call may not have.)"""
-
-
-def _last_request(error: MCPClientError) -> RequestId:
-    ids = error.request_ids
-    return ids[-1] if ids else 0
-
-
-class HealingRunner(CallRunner):
-    """The client's runner while it is supervised: each call runs on the runner of the process serving now, and
-    a call a crash cut off goes to the next process when that is safe (:meth:`Supervisor.call`)."""
-
-    def __init__(self, supervisor: Supervisor) -> None:  # no super().__init__(): it holds no session of its own
-        self._supervisor = supervisor
-
-    @property
-    def session(self) -> Session:
-        """The session of the process serving now."""
-        return self._supervisor.current.session
-
-    @session.setter
-    def session(self, session: Session) -> None:
-        raise AttributeError("a supervised client's session is the current process's")
-
-    @property
-    def heals(self) -> bool:
-        """True while the supervisor will start the server again after it dies."""
-        return self._supervisor.restarting
-
-    async def session_after(self, session: Session) -> Session | None:
-        """The session of the process that replaces ``session``'s, once it serves; None if none will."""
-        return await self._supervisor.session_after(session)
-
-    async def run(self, method: str, params: JSONObject, **options: Any) -> JSONObject:
-        return await self._supervisor.call(method, params, options)

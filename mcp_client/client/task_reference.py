@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 
-from mcp_client.calls.tasks import TaskControl, TaskRunner
+from mcp_client.calls.tasks import TaskControl, TaskDriver
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.protocol.results import tool_result
 
@@ -113,7 +113,7 @@ class Resuming:
         @property
         def session(self) -> Session: ...
         @property
-        def _tasks(self) -> TaskRunner: ...
+        def _tasks(self) -> TaskDriver: ...
         def resolve_timeout(self, timeout: TimeoutArg) -> TimeoutPolicy: ...
         async def task_result(
             self, task_id: str, *, timeout: TimeoutArg = ..., raise_on_error: bool = ...

@@ -2,7 +2,7 @@
 
 Which calls ask for a task (2025-11-25: the tool's ``execution.taskSupport`` from ``tools/list``, learnt once when
 a server offers tasks and the tool was not listed yet; 2026-07-28: the server decides, the extension is declared on
-every request), handing a call that became a task to the :class:`~mcp_client.calls.tasks.TaskRunner`, and the
+every request), handing a call that became a task to the :class:`~mcp_client.calls.tasks.TaskDriver`, and the
 public ``task_result``, ``get_task`` and ``cancel_task``. May touch the call room and the task model.
 """
 
@@ -16,7 +16,7 @@ import mcp_types
 
 from mcp_client._types import JSONObject
 from mcp_client.calls.runner import CallRunner
-from mcp_client.calls.tasks import TaskRunner
+from mcp_client.calls.tasks import TaskDriver
 from mcp_client.errors import MCPClientError, MissingClientCapability
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
@@ -48,7 +48,7 @@ class TaskMethods:
     """Whether and how tool calls run as tasks."""
     _task_support: dict[str, str | None]
     _tools_listed: bool
-    _task_runner: TaskRunner | None
+    _task_driver: TaskDriver | None
 
     if TYPE_CHECKING:
 
@@ -102,7 +102,7 @@ class TaskMethods:
         self.tasks = tasks if isinstance(tasks, TaskPolicy) else TaskPolicy(enabled=bool(tasks))
         self._task_support = {}
         self._tools_listed = False
-        self._task_runner = None
+        self._task_driver = None
         return declared_capabilities(capabilities, self.tasks)
 
     def _explained(self, error: MCPClientError) -> MCPClientError:
@@ -122,26 +122,26 @@ class TaskMethods:
     ) -> None:
         """Start driving tasks on ``runner``; closing ``stack`` first waits (bounded) for the ``tasks/cancel``
         requests still under way (it unwinds before the connection it was pushed after)."""
-        task_runner = TaskRunner(
+        task_driver = TaskDriver(
             runner,
             task_group=task_group,
             input_handler=handlers.handle if handlers.any else None,
             cancel_timeout=cancel_timeout,
             poll=self.tasks.poll,
         )
-        self._task_runner = task_runner
-        stack.push_async_callback(task_runner.drain, cancel_timeout)
+        self._task_driver = task_driver
+        stack.push_async_callback(task_driver.drain, cancel_timeout)
 
     def _task_status_hint(self, method: str, params: JSONObject) -> None:
         """A task status notification wakes the poll of its task (it is never relied on: polling goes on)."""
-        if method in _STATUS_NOTIFICATIONS and self._task_runner is not None:
-            self._task_runner.status_hint(params)
+        if method in _STATUS_NOTIFICATIONS and self._task_driver is not None:
+            self._task_driver.status_hint(params)
 
     async def _close_tasks(self, reason: str, timeout: float) -> None:
         """Stop the task-backed calls under way, wherever they are awaited: each task gets its ``tasks/cancel``
         (unless its call was detached) while the connection still carries it."""
-        if self._task_runner is not None:
-            await self._task_runner.close(reason, timeout)
+        if self._task_driver is not None:
+            await self._task_driver.close(reason, timeout)
 
     def _learn_task_support(self, tools: list[mcp_types.Tool]) -> None:
         """Remember each listed tool's ``execution.taskSupport`` (2025-11-25), and that the tools were listed: a
@@ -155,10 +155,10 @@ class TaskMethods:
         self._tools_listed = False
 
     @property
-    def _tasks(self) -> TaskRunner:
-        if self._task_runner is None:
+    def _tasks(self) -> TaskDriver:
+        if self._task_driver is None:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        return self._task_runner
+        return self._task_driver
 
     async def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool:
         """2025-11-25: ask for a task (``params.task``) when the tool requires one, or allows one and the task

@@ -1,24 +1,31 @@
-"""``Client.call_tool``: the one path of a tool call, for ``call_tool`` and the ``tool_call`` handle alike (a mixin
-of :class:`~mcp_client.Client`, kept in a module of its own; a handle's task awaits ``call_tool`` with what it
-hands over in :data:`HANDED`).
+"""``Client.call_tool`` and ``Client.tool_call``: the path of a tool call, for a plain call and a handle alike (a
+mixin of :class:`~mcp_client.Client`, kept in a module of its own).
 
-A tool call asks for a task where the era and the tool say so (2025-11-25), sends ``tools/call`` under the call's
-policies, learns the tool's ``x-mcp-header`` annotations again once when the server says its headers do not match
-(only while the call surely did not run), goes on as the same call with the task phase when the server made a task
-of it, checks the result against the tool's ``outputSchema``, and names the tool (and explains a missing tasks
-extension) on every error, for ``for_model``. May touch the call room and the client's tool hints.
+A tool call asks for a task where the era and the tool say so (2025-11-25), sends ``tools/call`` with its
+:class:`~mcp_client.calls.CallOptions` (made once, on the calling task, after the meta hook saw its params), learns
+the tool's ``x-mcp-header`` annotations again once when the server says its headers do not match (only while the
+call surely did not run), goes on as the same call with the task phase when the server made a task of it, checks
+the result against the tool's ``outputSchema``, and names the tool (and explains a missing tasks extension) on
+every error, for ``for_model``. May touch the call room and the client's tool hints.
+
+A plain call is one frame of this module (``call_tool``) above the runner's; a handle's call is the handle's own
+coroutine, which closes over what ``tool_call`` decided on the calling task (its params and options) and is given
+the handle's start, progress stream, control and task record: the two share the steps below, not a channel.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio.abc
 import mcp_types
 
 from mcp_client._types import JSONObject
+from mcp_client.calls.options import CallOptions
+from mcp_client.calls.tasks import TaskControl
+from mcp_client.client.call import Call
 from mcp_client.errors import HeaderMismatch, MCPClientError
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import RetryArg
@@ -28,41 +35,20 @@ from mcp_client.session.inflight import RequestControl
 if TYPE_CHECKING:
     from mcp_client.calls import CallRunner
     from mcp_client.calls.progress import ProgressCallback, ProgressSink
-    from mcp_client.calls.tasks import TaskControl, TaskRunner
-    from mcp_client.policy import TimeoutPolicy
-    from mcp_client.policy.retry import RetryPolicy
+    from mcp_client.calls.tasks import TaskDriver
     from mcp_client.protocol.logs import LogLevel
     from mcp_client.session.session import Session
 
-__all__ = ["HANDED", "Handed", "Prepared", "ToolPath"]
-
-Prepared = tuple["TimeoutPolicy", "RetryPolicy | None", "dict[str, str] | None"]
-"""A call's timeout and retry policies and its tool headers, after the meta hook saw its params."""
-
-
-@dataclass(frozen=True, slots=True)
-class Handed:
-    """What a ``tool_call`` handle hands the ``call_tool`` that runs its call: the call's start, its params (the
-    meta hook saw them on the calling task), its prepared policies, the handle's progress stream, control and task
-    record."""
-
-    started_at: float
-    params: JSONObject
-    prepared: Prepared
-    sink: ProgressSink
-    control: RequestControl
-    task: TaskControl
-
-
-HANDED: ContextVar[Handed | None] = ContextVar("mcp_client.handed_tool_call", default=None)
-"""Set by a handle's own task just before it awaits ``call_tool``, which takes it (and clears it, so nothing that
-task starts later sees it)."""
+__all__ = ["ToolPath"]
 
 
 class ToolPath:
     """``tools/call`` from the first request to the checked result (see the module documentation)."""
 
     _annotations: dict[str, mcp_types.ToolAnnotations | None]
+    _task_group: anyio.abc.TaskGroup | None
+    _progress_interval: float | None
+    _calls: weakref.WeakSet[Call[Any]]
 
     if TYPE_CHECKING:
 
@@ -71,18 +57,26 @@ class ToolPath:
         @property
         def _calls_runner(self) -> CallRunner: ...
         @property
-        def _tasks(self) -> TaskRunner: ...
+        def _tasks(self) -> TaskDriver: ...
         @property
         def _sends_tool_headers(self) -> bool: ...
-        def _prepare(self, method: str, params: JSONObject, timeout: TimeoutArg, retry: RetryArg) -> Prepared: ...
+        def _call_options(
+            self,
+            method: str,
+            params: JSONObject,
+            timeout: TimeoutArg,
+            retry: RetryArg,
+            idempotent: bool | None = None,
+        ) -> CallOptions: ...
         def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None: ...
         def is_idempotent(self, tool: str) -> bool: ...
         def _check_pinned(self, name: str) -> None: ...
-        async def _renew_session(self) -> None: ...
         async def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool: ...
         def _explained(self, error: MCPClientError) -> MCPClientError: ...
         def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult: ...
         async def list_tools(self, *, timeout: TimeoutArg = ..., cache: bool = ...) -> list[mcp_types.Tool]: ...
+        @property
+        def endpoint(self) -> str: ...
 
     async def call_tool(
         self,
@@ -120,52 +114,118 @@ class ToolPath:
             ToolChanged: ``pin_tools`` is on and the tool's definition changed since it was pinned (nothing sent).
             StructuredOutputError: The result breaks the tool's ``outputSchema``.
         """
-        # (One frame for the whole call, handle or not: a call in flight holds little more than its frames.)
-        handed = HANDED.get()
-        if handed is None:
-            started_at = self.session.clock()  # the maximum counts from here: nothing after this extends it
-            self._check_pinned(name)  # (a handle checked before it started)
-            params = tool_params(name, arguments)
-            self._stamp_log_level(params, log_level)
-            prepared: Prepared | None = None
-            sink = control = task = None
-        else:
-            HANDED.set(None)
-            started_at, params, prepared = handed.started_at, handed.params, handed.prepared
-            sink, control, task = handed.sink, handed.control, handed.task
+        # (One frame for the whole call: a call in flight holds little more than its frames.)
+        started_at = self.session.clock()  # the maximum counts from here: nothing after this extends it
+        self._check_pinned(name)
+        params = tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
         try:
-            asked = await self._ask_for_task(name, params, timeout)
-            then = self._tasks.tool_phase(asked=asked, control=control, handle=task)
+            then = self._tasks.tool_phase(
+                asked=await self._ask_for_task(name, params, timeout), control=None, handle=None
+            )
+            options = self._call_options("tools/call", params, timeout, retry)
             relisted = False
-            while True:  # (at most twice; no iterator held for the life of the call)
-                policy, retry_policy, headers = prepared or self._prepare("tools/call", params, timeout, retry)
-                prepared = None
+            while True:  # (at most twice)
                 try:
                     result = await self._calls_runner.run(
-                        "tools/call",
-                        params,
-                        policy=policy,
-                        retry=retry_policy,
-                        idempotent=retry_policy is not None and self.is_idempotent(name),  # (only retries ask)
-                        headers=headers,
-                        started_at=started_at,
-                        on_progress=on_progress,
-                        sink=sink,
-                        control=control,
-                        renew=self._renew_session,
-                        then=then,
+                        "tools/call", params, options, started_at=started_at, on_progress=on_progress, then=then
                     )
                 except HeaderMismatch as exc:
-                    if relisted or not self._sends_tool_headers or exc.may_have_run:
-                        raise  # (may have run: a task's poll was refused, not the tools/call)
-                    # The tool's x-mcp-header annotations may have changed: learn them again and try once more.
-                    await self.list_tools(timeout=timeout, cache=False)
+                    options = await self._relearn_headers(exc, relisted, params, timeout, retry)
                     relisted = True
                     continue
                 return self._checked(name, tool_result(name, result, raise_on_error))
         except MCPClientError as exc:
-            exc.about_tool(name, self._annotations.get(name))  # for exc.for_model
-            explained = self._explained(exc)
+            explained = self._named(name, exc)
             if explained is exc:
                 raise
             raise explained from None
+
+    def tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
+    ) -> Call[mcp_types.CallToolResult]:
+        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
+
+        ```python
+        async with client.tool_call("reindex", {"collection": "docs"}) as call:
+            async for p in call.progress():
+                print(p.progress, p.total, p.message)
+            result = await call.result()
+        ```
+        Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
+        """
+        self._check_pinned(name)
+        params = tool_params(name, arguments)
+        self._stamp_log_level(params, log_level)
+        options = self._call_options("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)
+        if self._task_group is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
+        handle = TaskControl()
+
+        async def run(started_at: float, sink: ProgressSink, control: RequestControl) -> mcp_types.CallToolResult:
+            # The same steps as call_tool, with the handle's start, progress stream, control and task record.
+            nonlocal options
+            try:
+                asked = await self._ask_for_task(name, params, timeout)
+                then = self._tasks.tool_phase(asked=asked, control=control, handle=handle)
+                relisted = False
+                while True:  # (at most twice)
+                    try:
+                        result = await self._calls_runner.run(
+                            "tools/call",
+                            params,
+                            options,
+                            started_at=started_at,
+                            on_progress=on_progress,
+                            sink=sink,
+                            control=control,
+                            then=then,
+                        )
+                    except HeaderMismatch as exc:
+                        options = await self._relearn_headers(exc, relisted, params, timeout, retry)
+                        relisted = True
+                        continue
+                    return self._checked(name, tool_result(name, result, raise_on_error))
+            except MCPClientError as exc:
+                explained = self._named(name, exc)
+                if explained is exc:
+                    raise
+                raise explained from None
+
+        call = Call(
+            self._calls_runner,
+            self._task_group,
+            "tools/call",
+            run,
+            policy=options.policy,
+            progress_interval=self._progress_interval,
+            task=handle,
+            endpoint=self.endpoint,  # for call.handoff()
+            tool=name,
+        )
+        self._calls.add(call)
+        return call
+
+    async def _relearn_headers(
+        self, error: HeaderMismatch, relisted: bool, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
+    ) -> CallOptions:
+        """The server said the call's ``Mcp-Param-*`` headers do not match: the tool's ``x-mcp-header`` annotations
+        may have changed, so learn them again (once per call) and return the options to send the call again with;
+        else raise ``error``. (Never when the call may have run: a task's poll was refused, not the tools/call.)"""
+        if relisted or not self._sends_tool_headers or error.may_have_run:
+            raise error
+        await self.list_tools(timeout=timeout, cache=False)
+        return self._call_options("tools/call", params, timeout, retry)
+
+    def _named(self, name: str, error: MCPClientError) -> MCPClientError:
+        """``error`` with the tool named (for ``for_model``), or the error that explains it better."""
+        error.about_tool(name, self._annotations.get(name))
+        return self._explained(error)

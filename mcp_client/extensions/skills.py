@@ -17,7 +17,9 @@ host's side of the extension's integrity rules:
 
 Digests are no trust anchor (the same server supplies both); they catch corruption, staleness and tampering on
 the way. A skill's identity is its server and its URI together: a :class:`LoadedSkill` belongs to the client that
-loaded it. This module talks to the server only through the :class:`~mcp_client.Client` it is given.
+loaded it. This module talks to the server only through what it is given: a :class:`SkillsHost` (the
+:class:`~mcp_client.Client`: its server's capabilities, ``request`` and ``read_resource``), so it never imports the
+client.
 """
 
 from __future__ import annotations
@@ -30,17 +32,15 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import mcp_types
 import yaml
 
+from mcp_client._types import JSONObject
 from mcp_client.cache.requests import walk
 from mcp_client.errors import MCPClientError, ProtocolError
 from mcp_client.extensions import SKILLS
-
-if TYPE_CHECKING:
-    from mcp_client.client.client import Client
 
 __all__ = [
     "LoadedSkill",
@@ -48,6 +48,7 @@ __all__ = [
     "SkillFile",
     "SkillVerificationError",
     "Skills",
+    "SkillsHost",
     "SkillsNotSupported",
     "parse_frontmatter",
     "parse_skill",
@@ -274,6 +275,23 @@ class LoadedSkill:
         return (await self.read(path)).decode("utf-8")
 
 
+class SkillsHost(Protocol):
+    """What the skills extension needs of its client (:class:`~mcp_client.Client` has all of it)."""
+
+    @property
+    def server_capabilities(self) -> mcp_types.ServerCapabilities | None:
+        """The capabilities the server declared (``extensions`` says whether it serves skills)."""
+        ...
+
+    async def request(self, method: str, params: JSONObject | None = None, *, idempotent: bool = False) -> JSONObject:
+        """Send ``method`` under the client's policies and return its raw ``result`` object."""
+        ...
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        """``resources/read`` of ``uri``."""
+        ...
+
+
 class Skills:
     """The skills extension on one client: ``client.skills``.
 
@@ -286,7 +304,7 @@ class Skills:
     ```
     """
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: SkillsHost) -> None:
         self._client = client
 
     @property

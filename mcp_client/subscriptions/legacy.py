@@ -26,7 +26,7 @@ import anyio.abc
 import mcp_types
 
 from mcp_client._types import JSONObject
-from mcp_client.calls import CallRunner
+from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.errors import MCPClientError, ServerError, TransportError
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.subscriptions.changes import SubscriptionFilter, change_from_notification, changes_for
@@ -172,7 +172,7 @@ class LegacySubscription:
         with anyio.CancelScope(shield=True), anyio.move_on_after(self._close_timeout):
             for uri in released:
                 try:
-                    await self._runner.run("resources/unsubscribe", {"uri": uri}, policy=self._request_policy)
+                    await self._runner.run("resources/unsubscribe", {"uri": uri}, CallOptions(self._request_policy))
                 except MCPClientError as exc:
                     logger.debug("resources/unsubscribe %s failed: %s", uri, exc)
 
@@ -186,7 +186,7 @@ class LegacySubscription:
         for uri in uris:
             if uri not in counts:
                 try:
-                    await self._runner.run("resources/subscribe", {"uri": uri}, policy=self._request_policy)
+                    await self._runner.run("resources/subscribe", {"uri": uri}, CallOptions(self._request_policy))
                 except ServerError as exc:
                     logger.info("the server would not subscribe to %s: %s", uri, exc)
                     continue

@@ -29,7 +29,7 @@ import anyio
 import anyio.abc
 
 from mcp_client._types import JSONObject
-from mcp_client.calls import CallRunner
+from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.errors import MCPClientError, ProtocolError, ServerError
 from mcp_client.events import ProtocolViolation, Relistened
 from mcp_client.policy import TimeoutPolicy
@@ -55,6 +55,7 @@ logger = logging.getLogger("mcp_client.subscriptions")
 LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 _OPEN_ENDED = TimeoutPolicy.unlimited()
+_LISTEN_OPTIONS = CallOptions(_OPEN_ENDED, want_progress=False)
 """A listen is not a call: no idle timeout, no maximum. Its opening is bounded by the listen policy instead."""
 _FINAL_CODES = frozenset({-32601, -32602, -32021, -32022})
 """Server errors a re-listen cannot heal: no such method, a filter it rejects, a capability or version missing."""
@@ -275,9 +276,7 @@ class ModernSubscription:
 
     async def _request(self, listen: _Listen, params: JSONObject) -> None:
         try:
-            result = await self._runner.run(
-                LISTEN, params, policy=_OPEN_ENDED, control=listen.control, want_progress=False
-            )
+            result = await self._runner.run(LISTEN, params, _LISTEN_OPTIONS, control=listen.control)
             if result.get("resultType", "complete") != "complete":
                 listen.error = ProtocolError(f"{LISTEN}: unexpected resultType {result.get('resultType')!r}")
         except MCPClientError as exc:

@@ -28,6 +28,7 @@ from mcp_client import (
     TimeoutPolicy,
     memory,
 )
+from mcp_client.calls import CallOptions
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
 
@@ -258,13 +259,16 @@ async def test_the_maximum_counts_from_when_the_call_started(connect: Connect) -
         began = anyio.current_time()
         with pytest.raises(MaxTimeout):
             await client._calls_runner.run(
-                "tools/call", {"name": "silent", "arguments": {}}, policy=policy, started_at=client.session.clock() - 3
+                "tools/call",
+                {"name": "silent", "arguments": {}},
+                CallOptions(policy),
+                started_at=client.session.clock() - 3,
             )
         assert anyio.current_time() - began == pytest.approx(2)
         future = client.session.clock() + 100  # a start in the future is taken as now: the maximum is never longer
         began = anyio.current_time()
         with pytest.raises(MaxTimeout):
             await client._calls_runner.run(
-                "tools/call", {"name": "silent", "arguments": {}}, policy=policy, started_at=future
+                "tools/call", {"name": "silent", "arguments": {}}, CallOptions(policy), started_at=future
             )
         assert anyio.current_time() - began == pytest.approx(5)
