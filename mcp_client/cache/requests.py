@@ -1,10 +1,10 @@
-"""Cacheable requests and list pagination through a :class:`~mcp_client.cache.result_cache.ResultCache`, for one client.
+"""Cacheable requests and list pagination through a :class:`~mcp_client.ResultCache`, for one client.
 
 :meth:`CachedRequests.fetch` answers a cacheable request from the cache while the kept result is fresh (unless the
 caller bypasses it), else sends it and keeps the answer as its hints allow. :meth:`CachedRequests.pages` walks a
-list's pages, each fetched that way (:func:`walk` is the cursor walk itself, for any paginated method). When the
-server refuses a cursor (-32602) every kept page of the list goes; if some page of this walk came from the cache,
-the walk starts over once from the first page, uncached.
+list's pages, each fetched that way (the cursor walk itself, for any paginated method, is
+:func:`~mcp_client.protocol.pagination.walk`). When the server refuses a cursor (-32602) every kept page of the
+list goes; if some page of this walk came from the cache, the walk starts over once from the first page, uncached.
 Talks to the server only through the ``send`` function it is given (the client's ``request``).
 """
 
@@ -14,19 +14,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, get_args
 
 from mcp_client.cache.result_cache import LIST_METHODS, CacheMode, ResultCache
-from mcp_client.errors import InvalidParams, ProtocolError
+from mcp_client.errors import InvalidParams
+from mcp_client.protocol.pagination import walk
 
-__all__ = ["MAX_PAGES", "CacheArg", "CachedRequests", "cache_mode", "walk"]
+__all__ = ["CacheArg", "CachedRequests", "cache_mode"]
 
 CacheArg = bool | CacheMode
 """What a cacheable call takes as ``cache=``: a :data:`~mcp_client.CacheMode`, ``True`` (``"use"``) or
 ``False`` (``"refresh"``)."""
 
-MAX_PAGES = 10_000
-"""Pages one list may have before the walk is taken for a loop."""
 
 Send = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-Fetch = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def cache_mode(cache: CacheArg) -> CacheMode:
@@ -111,27 +109,3 @@ class CachedRequests:
             found = await walk(method, fetch)
         for page in found:
             yield page
-
-
-async def walk(method: str, fetch: Fetch) -> list[dict[str, Any]]:
-    """Every page of the listing ``method``, each got by ``fetch(params)``, following ``nextCursor`` to the end.
-
-    Raises:
-        ProtocolError: the server repeated a cursor, sent one that is not a string, or sent too many pages.
-    """
-    found: list[dict[str, Any]] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        page = await fetch({} if cursor is None else {"cursor": cursor})
-        found.append(page)
-        next_cursor = page.get("nextCursor")
-        if next_cursor is None:
-            return found
-        if not isinstance(next_cursor, str):
-            raise ProtocolError(f"{method}: nextCursor is not a string: {next_cursor!r}", method=method)
-        if next_cursor in seen:
-            raise ProtocolError(f"{method}: the server repeated the cursor {next_cursor!r}", method=method)
-        seen.add(next_cursor)
-        cursor = next_cursor
-    raise ProtocolError(f"{method}: more than {MAX_PAGES} pages", method=method)

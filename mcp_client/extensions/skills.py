@@ -38,9 +38,9 @@ import mcp_types
 import yaml
 
 from mcp_client._types import JSONObject
-from mcp_client.cache.requests import walk
 from mcp_client.errors import MCPClientError, ProtocolError
 from mcp_client.extensions import SKILLS
+from mcp_client.protocol.pagination import walk
 
 __all__ = [
     "LoadedSkill",

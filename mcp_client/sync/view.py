@@ -182,44 +182,6 @@ class ClientView(ClientBase):
         """
         return self._runner.run(self._async.list_tools, timeout=timeout, cache=cache)
 
-    def tool_call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
-        on_progress: ProgressCallback | None = None,
-        raise_on_error: bool = False,
-        retry: RetryArg = USE_CLIENT_DEFAULT,
-        log_level: LogLevel | None = None,
-    ) -> SyncCall[mcp_types.CallToolResult]:
-        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
-
-        Blocking: what :meth:`mcp_client.Client.tool_call` makes, on the event loop, as a :class:`SyncCall`.
-
-        ```python
-        with client.tool_call("reindex", {"collection": "docs"}) as call:
-            for p in call.progress():
-                print(p.progress, p.total, p.message)
-            result = call.result()
-        ```
-        Leaving the ``with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
-        """
-        runner = self._runner
-        return SyncCall(
-            runner,
-            runner.call_sync(
-                self._async.tool_call,
-                name,
-                arguments,
-                timeout=timeout,
-                on_progress=on_progress,
-                raise_on_error=raise_on_error,
-                retry=retry,
-                log_level=log_level,
-            ),
-        )
-
     @property
     def era(self) -> Era:
         """The protocol era in use."""
@@ -482,6 +444,44 @@ class ClientView(ClientBase):
             raise_on_error=raise_on_error,
             retry=retry,
             log_level=log_level,
+        )
+
+    def tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: TimeoutArg = USE_CLIENT_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+        retry: RetryArg = USE_CLIENT_DEFAULT,
+        log_level: LogLevel | None = None,
+    ) -> SyncCall[mcp_types.CallToolResult]:
+        """A handle on a tool call for hosts: iterate its progress, cancel it from elsewhere, await its result.
+
+        Blocking: what :meth:`mcp_client.Client.tool_call` makes, on the event loop, as a :class:`SyncCall`.
+
+        ```python
+        with client.tool_call("reindex", {"collection": "docs"}) as call:
+            for p in call.progress():
+                print(p.progress, p.total, p.message)
+            result = call.result()
+        ```
+        Leaving the ``with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
+        """
+        runner = self._runner
+        return SyncCall(
+            runner,
+            runner.call_sync(
+                self._async.tool_call,
+                name,
+                arguments,
+                timeout=timeout,
+                on_progress=on_progress,
+                raise_on_error=raise_on_error,
+                retry=retry,
+                log_level=log_level,
+            ),
         )
 
     @property
