@@ -200,6 +200,17 @@ class Call(Generic[ResultT]):
     async def result(self) -> ResultT:
         """Wait for the call to end; return its result or raise its typed error."""
         await self._done.wait()
+        return self.outcome()
+
+    def outcome(self) -> ResultT:
+        """The result of a call that has ended, or its typed error raised; no waiting, so it is read the same after
+        the client closed (as ``asyncio.Future.result()``).
+
+        Raises:
+            RuntimeError: The call has not ended yet (await :meth:`result` instead).
+        """
+        if not self._done.is_set():
+            raise RuntimeError(f"the {self.method} call has not ended yet: await its result()")
         if self._error is not None:
             raise self._error
         return self._result  # type: ignore[return-value]  # (set when no error was)

@@ -78,6 +78,16 @@ class CallBase(Generic[ResultT]):
         self._runner.call_sync(self._async.detach)
         return self
 
+    def result(self) -> ResultT:
+        """Wait for the call to end; return its result or raise its typed error.
+
+        Blocking: :meth:`mcp_client.Call.result`, run on the event loop; Ctrl-C cancels it. A call that ended keeps
+        its outcome after the client closed (:meth:`mcp_client.Call.outcome`).
+        """
+        if self._runner.stopped and self._async.done:
+            return self._async.outcome()
+        return self._runner.run(self._async.result)
+
     def progress(self) -> Iterator[Progress]:
         """The call's accepted progress updates, in order, ending when the call ends. One consumer only."""
         updates = self._async.progress()

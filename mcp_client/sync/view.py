@@ -86,12 +86,14 @@ class SyncCall(CallBase[ResultT]):
         """
         self._runner.call_sync(self._async.cancel, reason)
 
-    def result(self) -> ResultT:
-        """Wait for the call to end; return its result or raise its typed error.
+    def outcome(self) -> ResultT:
+        """The result of a call that has ended, or its typed error raised; no waiting, so it is read the same after
+        the client closed (as ``asyncio.Future.result()``).
 
-        Blocking: :meth:`mcp_client.Call.result`, run on the event loop; Ctrl-C cancels it.
+        Raises:
+            RuntimeError: The call has not ended yet (await :meth:`result` instead).
         """
-        return self._runner.run(self._async.result)
+        return self._runner.call_sync(self._async.outcome)
 
 
 class SyncSubscription(SubscriptionBase):

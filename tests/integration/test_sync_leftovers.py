@@ -142,8 +142,8 @@ def test_a_client_collected_on_its_own_event_loop_thread_leaves_nothing(backend:
 
 def test_a_call_handle_kept_past_close_raises_no_portal_error(backend: str) -> None:
     """A handle's ``cancel()`` is "safe after the end" (its async docstring): kept past the client's close it does
-    nothing, as the async one does; its blocking methods raise the facade's own "closed" error, never anyio's
-    "This portal is not running"; its properties still read."""
+    nothing, as the async one does; its blocking methods (``result()`` of an ended call aside) raise the facade's
+    own "closed" error, never anyio's "This portal is not running"; its properties still read."""
     _done, report = run_child(
         """
         with Client(peer(), timeout=POLICY, backend=BACKEND) as client:
@@ -158,19 +158,19 @@ def test_a_call_handle_kept_past_close_raises_no_portal_error(backend: str) -> N
         except BaseException as exc:
             seen["cancel"] = f"{type(exc).__name__}: {exc}"
         try:
-            call.result()
+            call.handoff()
         except BaseException as exc:
-            seen["result"] = f"{type(exc).__name__}: {exc}"
+            seen["handoff"] = f"{type(exc).__name__}: {exc}"
         print(json.dumps(seen), flush=True)
         """,
         backend,
     )
     assert report["done"] is True
     assert report["cancel"] == "ok"
-    result = report["result"]
-    assert isinstance(result, str)
-    assert "portal" not in result
-    assert result.startswith("RuntimeError: the client is closed")
+    handed = report["handoff"]
+    assert isinstance(handed, str)
+    assert "portal" not in handed
+    assert handed.startswith("RuntimeError: the client is closed")
 
 
 def test_ctrl_c_during_open_is_raised_at_once_and_leaves_nothing(backend: str) -> None:
@@ -264,15 +264,9 @@ def test_two_threads_opening_one_client_leave_one_connection_that_works(backend:
     assert report == {"outcomes": ["opened", "refused"], "threads": 1, "echo": "x", "after": []}
 
 
-@pytest.mark.xfail(
-    reason="the outcome of an ended call is read only by awaiting Call.result() on the loop, which has stopped; the "
-    "fix is a plain accessor of an ended call's outcome in client/call.py (out of this room, being reshaped), which "
-    "sync/base.py's result() would read once the loop stopped",
-    strict=True,
-)
 def test_the_result_of_an_ended_call_is_still_read_after_close(backend: str) -> None:
     """The async handle's ``await call.result()`` returns the result of a call that ended, before or after its
-    client closed; the blocking one raises "the client is closed" once the loop stopped."""
+    client closed; so does the blocking one (it raised "the client is closed" once the loop stopped)."""
     _done, report = run_child(
         """
         with Client(peer(), timeout=POLICY, backend=BACKEND) as client:
