@@ -71,7 +71,8 @@ def _line(name: str, module: Any) -> HttpxLine:
 
 
 HTTPX2 = _line("httpx2", httpx2)
-_lines: dict[int, HttpxLine] = {id(httpx2): HTTPX2}
+_lines: dict[ModuleType, HttpxLine] = {httpx2: HTTPX2}
+"""Each httpx module seen, by the module itself (held here, so its identity is never reused), and its line."""
 
 
 def _httpx() -> ModuleType | None:
@@ -81,9 +82,9 @@ def _httpx() -> ModuleType | None:
 
 
 def _httpx_line(module: ModuleType) -> HttpxLine:
-    line = _lines.get(id(module))
+    line = _lines.get(module)
     if line is None:
-        line = _lines[id(module)] = _line("httpx", module)
+        line = _lines[module] = _line("httpx", module)
     return line
 
 
