@@ -34,12 +34,12 @@ def _made(cls: type[MCPClientError], message: str) -> MCPClientError:
 def test_for_model_has_no_raw_control_character(cls: type[MCPClientError]) -> None:
     text = _made(cls, HOSTILE).for_model
     assert not RAW_CONTROL.search(text), repr(text)
-    assert "owned" in text  # the message is still shown, its controls made visible
 
 
 def test_a_server_error_message_reaches_for_model_without_its_controls() -> None:
     error = ServerError.from_error({"code": -32000, "message": HOSTILE})
     assert not RAW_CONTROL.search(error.for_model)
+    assert "boom\\x1b]0;owned\\x07" in error.for_model  # shown, its controls written as escapes
     assert "line one\nline two" in ServerError.from_error({"code": 1, "message": "line one\nline two"}).for_model
 
 
