@@ -120,6 +120,9 @@ class Session:
         self.timer_lead = backend.timer_lead
         """Seconds a request's waiter sets its timer early (see :mod:`mcp_client._backends.base`)."""
         self._new_waiter = backend.new_waiter
+        self._running_loop = backend.running_loop
+        self._loop = backend.running_loop()
+        """The event loop the session lives in: a request from another is refused before it is written."""
         self.era: Era | None = None
         self._asking_for_logs: set[int] = set()
         """Requests in flight that asked for their log messages (2026-07-28), to tell whose a log is on stdio."""
@@ -190,6 +193,12 @@ class Session:
         """
         if self._closed is not None:
             raise TransportError(self._closed.message, written=False)
+        if self._running_loop() is not self._loop:
+            raise TransportError(
+                "the client's connection belongs to another event loop (or thread): use the client in the loop "
+                "that opened it",
+                written=False,
+            )
         request_id = self._ids.allocate()
         token = self._tokens.allocate() if want_token else None
         request = WireRequest(request_id, token, call, self._new_waiter())
