@@ -12,11 +12,13 @@ import httpx
 import httpx2
 import pytest
 
-from mcp_client import Client, Event
+from mcp_client import Client, Event, TransportError, sse
 from mcp_client.protocol.negotiate import ERA_CACHE
+from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.http import SessionExpired, http
 from mcp_client.transports.sse._endpoint import KNOWN_SSE_ENDPOINTS
 from tests.integration.http_lines import mock_client
+from tests.integration.sse_peer import SsePeer
 from tests.integration.test_http_transport import POLICY, Server, _async
 
 pytestmark = pytest.mark.anyio
@@ -106,3 +108,26 @@ async def test_a_refused_post_that_is_no_http_sse_logs_no_secret(caplog: pytest.
         KNOWN_SSE_ENDPOINTS.forget(url)
     assert "no HTTP+SSE server either" in _ours(caplog)
     assert KEY not in _ours(caplog)
+
+
+async def test_http_sse_errors_show_no_userinfo_or_session_of_the_endpoint(caplog: pytest.LogCaptureFixture) -> None:
+    """HTTP+SSE: the endpoint event's URL is resolved against the configured one (keeping its userinfo) and carries
+    the server's session in its query; a POST to it that fails names it as errors show URLs."""
+    caplog.set_level(logging.DEBUG)
+    peer = SsePeer(ScriptedPeer(era="legacy"))  # its endpoint: /messages?session_id=N
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
+
+    url = f"http://bob:{KEY}@sse.test/sse"
+    async with (
+        peer.serving() as client_http,
+        Client(sse(url, client=client_http), timeout=POLICY, retry=None) as client,
+    ):
+        await client.call_tool("echo", {"text": "x"})
+        peer.routes["/messages"] = refuse
+        with pytest.raises(TransportError) as caught:
+            await client.call_tool("echo", {"text": "y"})
+    for text in (str(caught.value), caught.value.for_model, _ours(caplog)):
+        assert KEY not in text
+        assert "session_id=" not in text
