@@ -18,6 +18,7 @@ with ``getattr`` and a default.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Sized
 from typing import TYPE_CHECKING, Protocol
 
@@ -108,7 +109,17 @@ def for_model(error: ErrorFacts) -> str:
     if _server_told_to_stop(error):
         sentences.append("The client told the server to stop it.")
     sentences.append(_advice(error, ran))
-    return " ".join(sentence for sentence in sentences if sentence)
+    return _visible(" ".join(sentence for sentence in sentences if sentence))
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""What a terminal acts on (C0 but tab and newline, DEL, C1): a server's message or a tool's text may hold any."""
+
+
+def _visible(text: str) -> str:
+    """``text`` with each control character written as its escape (``\\x1b``): the text reaches models, logs,
+    terminals and durable histories, and none of them should act on a character a server chose."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def _what_happened(error: ErrorFacts, subject: str) -> str:

@@ -81,4 +81,5 @@ def running_backend() -> Backend:
         new_waiter=partial(FutureWaiter, loop, contextvars.Context()),  # (one timer context per connection)
         call_soon=loop.call_soon,
         drives_pipes=sys.platform != "win32",
+        running_loop=asyncio._get_running_loop,  # (C, no error when none runs: one cheap call per request)
     )

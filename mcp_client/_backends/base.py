@@ -53,3 +53,7 @@ class Backend:
     """Run a plain function on the loop's next turn (asyncio), or ``None`` where there is no such thing (trio)."""
     drives_pipes: bool
     """True when the loop can serve a child's pipes from its own callbacks (asyncio under POSIX)."""
+    running_loop: Callable[[], object | None]
+    """What stands for the running event loop of this backend, or None when none runs in this thread (a client
+    opened in one loop and used from another is refused before anything is written, instead of failing deep in a
+    future or a lock with a RuntimeError)."""

@@ -41,6 +41,13 @@ class TrioWaiter:
                 self._scope = None
 
 
+def _running_token() -> trio.lowlevel.TrioToken | None:
+    try:
+        return trio.lowlevel.current_trio_token()
+    except RuntimeError:  # no trio run in this thread
+        return None
+
+
 def running_backend() -> Backend:
     """The backend of the running trio loop (call it inside the loop)."""
     return Backend(
@@ -50,4 +57,5 @@ def running_backend() -> Backend:
         new_waiter=TrioWaiter,
         call_soon=None,
         drives_pipes=False,
+        running_loop=_running_token,
     )

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mcp_client._httpx import EitherAsyncClient, EitherHeaders
 
 
-__all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_covers", "same_origin"]
+__all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_covers", "same_origin", "shown"]
 
 MAX_DOCUMENT = 1024 * 1024
 """Largest metadata document or token response read, in bytes."""
@@ -125,3 +125,16 @@ def resource_covers(resource: str, server_url: str) -> bool:
     mine = [s for s in parts.path.split("/") if s]
     theirs = [s for s in urlsplit(server_url).path.split("/") if s]
     return theirs[: len(mine)] == mine
+
+
+def shown(url: str) -> str:
+    """``url`` as an error shows it: its userinfo (a password, or a token as the user name) as ``***``, its query
+    dropped (an ``api_key=``), as the transports show their URLs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import ValidationError
 
 from mcp_client._httpx import http_errors
-from mcp_client.auth._http import canonical, fetch, origin, resource_covers
+from mcp_client.auth._http import canonical, fetch, origin, resource_covers, shown
 from mcp_client.auth.errors import DiscoveryError, IssuerMismatch, ResourceMismatch
 from mcp_client.auth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
 from mcp_client.auth.trust import check_bound_issuer, check_learned_url, pick_issuer
@@ -125,8 +125,8 @@ async def fetch_protected_resource_metadata(
             continue
         if not resource_covers(metadata.resource, server_url):
             raise ResourceMismatch(
-                f"the protected resource metadata at {url} is for {metadata.resource!r}, not for the MCP server "
-                f"{server_url!r}: refusing to authorize"
+                f"the protected resource metadata at {shown(url)} is for {metadata.resource!r}, not for the MCP "
+                f"server {shown(server_url)!r}: refusing to authorize"
             )
         return metadata
     return None

@@ -17,7 +17,7 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
-from mcp_client.auth._http import same_origin
+from mcp_client.auth._http import same_origin, shown
 from mcp_client.auth.errors import UnsafeURL, UntrustedIssuer
 
 __all__ = ["check_bound_issuer", "check_learned_url", "is_loopback_host", "pick_issuer"]
@@ -71,8 +71,9 @@ def pick_issuer(authorization_servers: Sequence[str], bound: str | None, *, serv
         if bound in authorization_servers:
             return bound
         raise UntrustedIssuer(
-            f"the MCP server {server_url!r} names the authorization server(s) {list(authorization_servers)[:5]}, "
-            f"but the grant's credentials are for {bound!r}: nothing was sent to them"
+            f"the MCP server {shown(server_url)!r} names the authorization server(s) "
+            f"{list(authorization_servers)[:5]}, but the grant's credentials are for {bound!r}: "
+            "nothing was sent to them"
         )
     return check_learned_url(authorization_servers[0], "authorization server", trusted=(server_url,))
 
@@ -81,6 +82,6 @@ def check_bound_issuer(issuer: str, bound: str | None, *, server_url: str) -> No
     """Raise :class:`UntrustedIssuer` unless ``issuer`` is the one a bound grant is for (None: any)."""
     if bound is not None and issuer != bound:
         raise UntrustedIssuer(
-            f"the authorization server of the MCP server {server_url!r} is {issuer!r}, but the grant's credentials "
-            f"are for {bound!r}: nothing was sent to it"
+            f"the authorization server of the MCP server {shown(server_url)!r} is {issuer!r}, but the grant's "
+            f"credentials are for {bound!r}: nothing was sent to it"
         )

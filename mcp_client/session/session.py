@@ -77,6 +77,7 @@ _NOT_CANCELLABLE = frozenset(
 acknowledgements; a task is cancelled with ``tasks/cancel`` alone, never with ``notifications/cancelled``."""
 _STANDING = frozenset({"subscriptions/listen"})
 """Requests that stay open for as long as the host wants: an open one does not make the server busy."""
+_ANOTHER_LOOP = "the client's connection belongs to another event loop: use the client in the loop that opened it"
 
 
 class Session:
@@ -120,6 +121,7 @@ class Session:
         self.timer_lead = backend.timer_lead
         """Seconds a request's waiter sets its timer early (see :mod:`mcp_client._backends.base`)."""
         self._new_waiter = backend.new_waiter
+        self._running_loop, self._loop = backend.running_loop, backend.running_loop()  # (the loop it lives in)
         self.era: Era | None = None
         self._asking_for_logs: set[int] = set()
         """Requests in flight that asked for their log messages (2026-07-28), to tell whose a log is on stdio."""
@@ -190,6 +192,8 @@ class Session:
         """
         if self._closed is not None:
             raise TransportError(self._closed.message, written=False)
+        if self._running_loop() is not self._loop:  # refused before anything is written
+            raise TransportError(_ANOTHER_LOOP, written=False)
         request_id = self._ids.allocate()
         token = self._tokens.allocate() if want_token else None
         request = WireRequest(request_id, token, call, self._new_waiter())

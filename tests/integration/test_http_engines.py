@@ -5,6 +5,7 @@ the server set, compressed bodies), checked on both against a minimal HTTP/1.1 e
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections.abc import AsyncIterator
@@ -132,3 +133,40 @@ async def test_a_host_header_given_replaces_ours(http_engine: str) -> None:
     ):
         await client.call_tool("echo", {"text": "hi"})
     assert [head["host"] for head in endpoint.heads] == ["alias.test", "alias.test"]
+
+
+@functools.cache
+def bomb() -> bytes:
+    """64 MB of JSON in some 62 KB of gzip: an answer a hostile server may send to any request."""
+    return gzip.compress(b'{"jsonrpc": "2.0", "id": 2, "result": {"content": [{"text": "' + b"A" * 64_000_000)
+
+
+class BombEndpoint(Endpoint):
+    """Answers ``tools/call`` with :func:`bomb` (gzip), everything else as :class:`Endpoint` does."""
+
+    def answer(self, body: dict[str, Any]) -> bytes:
+        if body.get("method") != "tools/call":
+            return super().answer(body)
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+        return f"{head}Content-Length: {len(bomb())}\r\n\r\n".encode() + bomb()
+
+
+async def test_a_compressed_answer_is_bounded_by_the_message_size_while_it_is_decoded(http_engine: str) -> None:
+    """Red team of the HTTP transport (room 1): max_message_size bounds what a compressed answer costs while it is
+    decoded, not only what is kept of it (httpcore2's engine inflated each received chunk whole: ~150 MB here)."""
+    import tracemalloc
+
+    from mcp_client import ProtocolError
+
+    bomb()  # (made before the memory is traced)
+    async with serving(BombEndpoint()) as url:
+        transport = http(url, max_message_size=1_000_000)
+        async with Client(transport, protocol="2026-07-28", timeout=POLICY, retry=None) as client:
+            tracemalloc.start()
+            try:
+                with pytest.raises(ProtocolError, match="limit"):
+                    await client.call_tool("echo", {"text": "boom"})
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+    assert peak < 16_000_000, f"{peak / 1e6:.0f} MB to refuse a 1 MB message"

@@ -27,6 +27,7 @@ from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports._json import dumps
+from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection
 from mcp_client.transports.http._reader import _RequestReader
 from mcp_client.transports.http._state import (
@@ -81,9 +82,11 @@ class _HttpConnection(_RequestReader, Connection):
         try:
             await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
         except TransportError as exc:
-            logger.debug("%s refused a POST and is no HTTP+SSE server either (%s)", self._url, exc)
+            logger.debug("%s refused a POST and is no HTTP+SSE server either (%s)", self._where, exc)
             return False
-        logger.info("%s speaks HTTP+SSE (2024-11-05); its messages go to %s", self._url, sse.endpoint)
+        logger.info(
+            "%s speaks HTTP+SSE (2024-11-05); its messages go to %s", self._where, redacted_url(sse.endpoint or "")
+        )
         self._sse = sse
         KNOWN_SSE_ENDPOINTS.remember(self._url)
         if method == "server/discover":
@@ -100,7 +103,7 @@ class _HttpConnection(_RequestReader, Connection):
         try:
             await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
         except TransportError as exc:
-            logger.info("%s no longer opens an HTTP+SSE stream (%s); POSTing", self._url, exc)
+            logger.info("%s no longer opens an HTTP+SSE stream (%s); POSTing", self._where, exc)
             KNOWN_SSE_ENDPOINTS.forget(self._url)
             return
         self._sse = sse

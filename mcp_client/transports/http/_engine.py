@@ -215,9 +215,10 @@ class _CoreAnswer:
                 return
             try:
                 async for chunk in chunks:
-                    data = decoder.decompress(chunk)
-                    if data:
+                    data = decoder.decompress(chunk, _DECODED_CHUNK)
+                    while data:  # a bounded piece at a time: a reader past its limit stops inflating the rest
                         yield data
+                        data = decoder.decompress(decoder.unconsumed_tail, _DECODED_CHUNK)
                 data = decoder.flush()
             except zlib.error as exc:
                 raise httpx2.DecodingError(f"the {encoding} body could not be decoded: {exc}") from exc
@@ -231,6 +232,10 @@ class _CoreAnswer:
             if (mapped := _as_httpx2(exc)) is None:
                 raise
             raise mapped from exc
+
+
+_DECODED_CHUNK = 64 * 1024
+"""The most a compressed answer is inflated at a time (a few KB of gzip can hold gigabytes)."""
 
 
 def _decoder(encoding: str) -> Any:

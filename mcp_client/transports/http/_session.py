@@ -28,6 +28,7 @@ from mcp_client.transports.http._state import (
     _body_chunks,
     _closing_scope,
     _content_type,
+    _describe,
     _read_body,
     logger,
 )
@@ -54,10 +55,9 @@ class _LegacySession(_EventReader):
         if sent == self._session_id:
             self.session_expired = True
             self._stop_listening()
-        logger.debug("the server no longer knows session %s (HTTP 404)", sent)
-        return SessionExpired(
-            f"the server ended session {sent!r} (HTTP 404): a new session must be started", session_id=sent
-        )
+        # The session id is a bearer of the session: it stays a fact of the error (session_id), never its text.
+        logger.debug("the server no longer knows our session (HTTP 404)")
+        return SessionExpired("the server ended the session (HTTP 404): a new session must be started", session_id=sent)
 
     @asynccontextmanager
     async def _get_stream(self, last_event_id: str | None) -> AsyncIterator[Answer]:
@@ -184,9 +184,9 @@ class _LegacySession(_EventReader):
                 finally:
                     with _closing_scope():
                         await response.aclose()
-                logger.debug("DELETE of session %s: HTTP %s", self._session_id, response.status_code)
+                logger.debug("DELETE of the session: HTTP %s", response.status_code)
             except self._line.http_error as exc:
-                logger.debug("DELETE of session %s failed: %s", self._session_id, exc)
+                logger.debug("DELETE of the session failed: %s", _describe(exc))
 
 
 class _StopListening(Exception):

@@ -286,15 +286,18 @@ class SseConnection(Connection):
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
             request = self._client.build_request("POST", endpoint, content=body, headers=headers, **options)
         except (self._line.http_error, self._line.invalid_url, ValueError, TypeError) as exc:
-            raise TransportError(f"could not build the POST of {what} to {endpoint}: {exc}", written=False) from exc
+            detail = f"could not build the POST of {what} to {redacted_url(endpoint)}: {exc}"
+            raise TransportError(detail, written=False) from exc
         try:
             response = await self._client.send(request, follow_redirects=False, auth=self._auth)
         except MCPClientError:
             raise
         except self._line.not_written as exc:
-            raise TransportError(f"could not POST {what} to {endpoint}: {_describe(exc)}", written=False) from exc
+            detail = f"could not POST {what} to {redacted_url(endpoint)}: {_describe(exc)}"
+            raise TransportError(detail, written=False) from exc
         except self._line.http_error as exc:
-            raise TransportError(f"POST of {what} to {endpoint} failed: {_describe(exc)}", written=True) from exc
+            detail = f"POST of {what} to {redacted_url(endpoint)} failed: {_describe(exc)}"
+            raise TransportError(detail, written=True) from exc
         self._check(response, what, endpoint, request_id)
 
     def _check(self, response: httpx2.Response, what: object, endpoint: str, request_id: RequestId | None) -> None:
@@ -305,7 +308,7 @@ class SseConnection(Connection):
         if status == 404:  # the server no longer knows the session in the endpoint's query
             if request_id is not None:
                 self._waiting.discard(request_id)  # (this one fails with the error raised here)
-            self._lose(f"is of a session the server no longer knows ({endpoint}: HTTP 404)")
+            self._lose(f"is of a session the server no longer knows ({redacted_url(endpoint)}: HTTP 404)")
             if self._listener is not None:
                 self._listener.cancel()
             raise SessionExpired(detail, session_id="", written=False)
