@@ -293,8 +293,16 @@ class CallRunner:
                         session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
                 # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
                 assert self._owner is not None, "a call that renews needs a runner with an owner that renews"
-                await self._owner.renew()
-                renewed = True
+                # The renewal (and the wait for another call's) counts against the call's one maximum: a renewal
+                # that comes too late leaves the original error (the call surely never ran).
+                with anyio.move_on_at(deadline.hard_deadline(session.clock())):
+                    await self._owner.renew()
+                    renewed = True
+                if not renewed:
+                    assert error is not None  # (renewing: the call's error)
+                    if sink is not None:
+                        sink.close(drain=False)
+                    raise error from None
         finally:
             deadline.finish()
             if limit is not None:
