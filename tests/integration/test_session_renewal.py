@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from mcp_client import Client, SessionExpired, TimeoutPolicy, http
-from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing._peer_tools import JsonObject, RequestId
+from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer, _PeerConnection
 from tests.integration.helpers import text_of
 
