@@ -88,3 +88,30 @@ async def test_a_renewal_behind_a_slow_initialize_ends_by_the_calls_maximum(monk
         assert anyio.current_time() - started < 2
     assert caught.value.may_have_run is False  # it never reached a session that served
     assert len(server.stats.posts("tools/call")) == 1  # the one that met the ended session, never again
+
+
+async def test_a_renewal_cut_short_by_one_caller_still_serves_the_next_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team: the renewal is the link's, shared, not the caller's: a caller that stops waiting for it (its
+    maximum, or its own cancel scope) does not cut the new ``initialize`` off half-way, which used to leave the
+    client with no session id for good (every later call: "missing Mcp-Session-Id header")."""
+    slow_initialize = anyio.Event()
+    route = _PeerConnection._route
+
+    async def slow_route(self: _PeerConnection, request_id: RequestId, method: str, params: JsonObject) -> Any:
+        if method == "initialize" and slow_initialize.is_set():
+            await anyio.sleep(1)
+        return await route(self, request_id, method, params)
+
+    monkeypatch.setattr(_PeerConnection, "_route", slow_route)
+    server = HttpPeer(ScriptedPeer(era="legacy"))
+    policy = TimeoutPolicy(idle=None, maximum=5, connect=10)
+    async with server.serving() as url, Client(http(url), protocol="2025-11-25", timeout=policy) as client:
+        (first_session,) = server.stats.sessions_created
+        await _end_session(url, first_session)
+        slow_initialize.set()
+        with anyio.move_on_after(0.3):  # the caller's own scope, mid-renewal
+            await client.call_tool("echo", {"text": "cut"})
+        with pytest.raises(SessionExpired):
+            await client.call_tool("echo", {"text": "short"}, timeout=0.3)  # its maximum, mid-renewal
+        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+    assert len(server.stats.sessions_created) == 2
