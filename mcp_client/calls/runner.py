@@ -34,7 +34,15 @@ from mcp_client.calls.in_flight_limit import InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
 from mcp_client.calls.options import CallOptions
 from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
-from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired, TransportError
+from mcp_client.errors import (
+    Attempt,
+    MaxTimeout,
+    MCPClientError,
+    ProtocolError,
+    RequestCancelled,
+    SessionExpired,
+    TransportError,
+)
 from mcp_client.events import RequestFinished, RetryScheduled
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, decide
@@ -87,6 +95,9 @@ class CallRunner:
         self.session = session
         """The session calls start on: the owner's current one (it alone writes this)."""
         self.in_flight_limit = in_flight_limit
+        self.renewal: anyio.Event | None = None
+        """Set by the owner while it renews the session (set when the renewal ended): a call waits for it before
+        its first write, inside its maximum, rather than go out on a session that has none."""
         """The client's limit of calls in flight, if it has one (a session renewal and a restart keep it)."""
         self._budget = budget
         self._max_rounds = max_rounds
@@ -226,6 +237,9 @@ class CallRunner:
                 error: MCPClientError | None = None
                 succeeded = cancelled = renewing = False
                 try:
+                    if self.renewal is not None and options.renews:  # (the renewal's own handshake goes on)
+                        # The owner is starting a new session: there is none to send on until it has.
+                        session = await self._after_renewal(self.renewal, method, deadline)
                     # The attempts and input rounds (inline, not a coroutine of their own: one frame less per call).
                     attempt = rounds = 0
                     round_params = params
@@ -307,6 +321,20 @@ class CallRunner:
             deadline.finish()
             if limit is not None:
                 limit.leave()
+
+    async def _after_renewal(self, renewal: anyio.Event, method: str, deadline: Deadline) -> Session:
+        """Wait for the owner's renewal under way, until the call's maximum (the caller's own deadline cancels the
+        wait the anyio way); return the session to send on, or raise ``MaxTimeout`` (nothing was sent)."""
+        maximum_at = deadline.maximum_at(self.session.clock())
+        with anyio.move_on_at(maximum_at):
+            await renewal.wait()
+        if not renewal.is_set():
+            limit = deadline.policy.maximum or deadline.elapsed(self.session.clock())
+            raise MaxTimeout(
+                f"{method}: the {limit:g} s maximum passed while the session was being renewed; it was never sent",
+                timeout=limit,
+            )
+        return self.session
 
     async def _before_retry(
         self,
