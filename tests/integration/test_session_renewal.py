@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from mcp_client import Client, MaxTimeout, SessionExpired, TimeoutPolicy, http
+from mcp_client import Client, MaxTimeout, RequestCancelled, SessionExpired, TimeoutPolicy, http
 from mcp_client.testing._peer_tools import JsonObject, RequestId
 from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer, _PeerConnection
@@ -120,3 +120,31 @@ async def test_a_renewal_cut_short_by_one_caller_still_serves_the_next_call(monk
         {"text": "cut"},
         {"text": "after"},
     ]  # the call made mid-renewal never went out without a session
+
+
+async def test_a_handle_cancelled_while_the_session_is_renewed_ends_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team: a call waiting for a renewal hears its handle's cancel (and the client's close) at once; it used
+    to wait for the renewal, so a client closing with such calls took its whole cancel timeout."""
+    slow_initialize = anyio.Event()
+    route = _PeerConnection._route
+
+    async def slow_route(self: _PeerConnection, request_id: RequestId, method: str, params: JsonObject) -> Any:
+        if method == "initialize" and slow_initialize.is_set():
+            await anyio.sleep(3)
+        return await route(self, request_id, method, params)
+
+    monkeypatch.setattr(_PeerConnection, "_route", slow_route)
+    server = HttpPeer(ScriptedPeer(era="legacy"))
+    policy = TimeoutPolicy(idle=None, maximum=10, connect=10)
+    async with server.serving() as url, Client(http(url), protocol="2025-11-25", timeout=policy) as client:
+        (first_session,) = server.stats.sessions_created
+        await _end_session(url, first_session)
+        slow_initialize.set()
+        for _ in range(2):  # the first call meets the ended session; the second one finds the renewal under way
+            async with client.tool_call("echo", {"text": "cancelled"}) as call:
+                await anyio.sleep(0.2)
+                started = anyio.current_time()
+                call.cancel()
+                with pytest.raises(RequestCancelled):
+                    await call.result()
+                assert anyio.current_time() - started < 1
