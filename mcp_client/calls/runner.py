@@ -239,7 +239,7 @@ class CallRunner:
                 try:
                     if self.renewal is not None and options.renews:  # (the renewal's own handshake goes on)
                         # The owner is starting a new session: there is none to send on until it has.
-                        session = await self._after_renewal(self.renewal, method, deadline)
+                        session = await self._after_renewal(self.renewal, call)
                     # The attempts and input rounds (inline, not a coroutine of their own: one frame less per call).
                     attempt = rounds = 0
                     round_params = params
@@ -309,9 +309,12 @@ class CallRunner:
                 assert self._owner is not None, "a call that renews needs a runner with an owner that renews"
                 # The renewal (and the wait for another call's) counts against the call's one maximum: a renewal
                 # that comes too late leaves the original error (the call surely never ran).
-                with anyio.move_on_at(deadline.hard_deadline(session.clock())):
-                    await self._owner.renew()
-                    renewed = True
+                try:
+                    renewed = await _unless_cancelled(call, deadline.hard_deadline(session.clock()), self._owner.renew)
+                except MCPClientError:  # (its control cancelled the call, or the renewal failed: it never ran)
+                    if sink is not None:
+                        sink.close(drain=False)
+                    raise
                 if not renewed:
                     assert error is not None  # (renewing: the call's error)
                     if sink is not None:
@@ -322,16 +325,15 @@ class CallRunner:
             if limit is not None:
                 limit.leave()
 
-    async def _after_renewal(self, renewal: anyio.Event, method: str, deadline: Deadline) -> Session:
+    async def _after_renewal(self, renewal: anyio.Event, call: CallState) -> Session:
         """Wait for the owner's renewal under way, until the call's maximum (the caller's own deadline cancels the
-        wait the anyio way); return the session to send on, or raise ``MaxTimeout`` (nothing was sent)."""
-        maximum_at = deadline.maximum_at(self.session.clock())
-        with anyio.move_on_at(maximum_at):
-            await renewal.wait()
-        if not renewal.is_set():
+        wait the anyio way) or its cancel; return the session to send on, or raise ``MaxTimeout`` or
+        ``RequestCancelled`` (nothing was sent)."""
+        deadline = call.deadline
+        if not await _unless_cancelled(call, deadline.maximum_at(self.session.clock()), renewal.wait):
             limit = deadline.policy.maximum or deadline.elapsed(self.session.clock())
             raise MaxTimeout(
-                f"{method}: the {limit:g} s maximum passed while the session was being renewed; it was never sent",
+                f"{call.method}: the {limit:g} s maximum passed while the session was being renewed; it was never sent",
                 timeout=limit,
             )
         return self.session
@@ -406,6 +408,35 @@ class CallRunner:
     def use_era(self, era: Era) -> None:
         """Speak ``era`` from now on (the session keeps it)."""
         self.session.use_era(era)
+
+
+async def _unless_cancelled(call: CallState, until: float, wait: Callable[[], Awaitable[None]]) -> bool:
+    """Await ``wait()`` until ``until``: True if it ended, False if the time came first. A cancel through the
+    call's control ends the wait (and the call, with ``RequestCancelled``); an error of ``wait`` is raised as it
+    is, never in a group."""
+    failure: MCPClientError | None = None
+    ended = False
+    with anyio.move_on_at(until):
+        async with anyio.create_task_group() as task_group:
+
+            async def on_cancel() -> None:
+                await call.cancelled.wait()
+                task_group.cancel_scope.cancel()
+
+            task_group.start_soon(on_cancel)
+            try:
+                await wait()
+                ended = True
+            except MCPClientError as exc:
+                failure = exc
+            task_group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    if not ended and call.cancel_reason is not None:
+        error = RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+        error.may_have_run = call.may_have_run
+        raise error
+    return ended
 
 
 async def _wait_between_attempts(call: CallState, delay: float) -> None:
