@@ -16,6 +16,7 @@ import mcp_client
 from mcp_client import (
     Client,
     Event,
+    RequestCancelled,
     RequestFinished,
     RequestSent,
     RestartPolicy,
@@ -171,3 +172,22 @@ async def test_a_task_stays_with_the_process_that_made_it() -> None:
     restarted = next(i for i, e in enumerate(events) if isinstance(e, ServerRestarted))
     assert not any(isinstance(e, RequestSent) and e.method == "tasks/get" for e in events[restarted:])
     assert any(isinstance(e, RequestSent) and e.method == "tasks/get" for e in events[:restarted])
+
+
+async def test_a_handle_cancelled_while_its_call_waits_for_the_restart_ends_at_once() -> None:
+    """Red team: a call waiting for the next process hears its handle's cancel at once (it used to wait for the
+    restart, or for its maximum), and says it never ran when it never was written."""
+    peer = ScriptedPeer(era="auto", discover="silent")  # every handshake waits out the 20 s probe first
+    policy = RestartPolicy(initial_backoff=0, max_backoff=0)
+    transport = RestartableMemory(peer.serve, restart=policy)
+    async with Client(transport, timeout=POLICY, probe_timeout=20) as client:
+        with pytest.raises(TransportError):
+            await client.call_tool("die")
+        async with client.tool_call("echo", {"text": "never"}) as call:  # never written: it waits for the restart
+            await anyio.sleep(1)
+            started = anyio.current_time()
+            call.cancel()
+            with pytest.raises(RequestCancelled) as caught:
+                await call.result()
+            assert anyio.current_time() - started < 1
+        assert caught.value.may_have_run is False
