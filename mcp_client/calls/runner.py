@@ -375,7 +375,7 @@ class CallRunner:
         if not decision.retry:
             raise error
         if moving:
-            next_session = await self._next_session(session, call.deadline.hard_deadline(now))
+            next_session = await self._next_session(session, call, call.deadline.hard_deadline(now))
             if next_session is None:
                 raise error  # none will serve (the owner gave up, or the client closes), or not before the maximum
             next_session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, 0.0, error))
@@ -387,11 +387,16 @@ class CallRunner:
         call.tracker.restart_attempt()
         return session
 
-    async def _next_session(self, dead: Session, hard_deadline: float) -> Session | None:
-        """The session that replaced ``dead``, once it serves; None if none does before ``hard_deadline``."""
-        with anyio.move_on_at(hard_deadline):
-            return await self.session_after(dead)
-        return None
+    async def _next_session(self, dead: Session, call: CallState, hard_deadline: float) -> Session | None:
+        """The session that replaced ``dead``, once it serves; None if none does before ``hard_deadline``. A cancel
+        through the call's control ends the wait (``RequestCancelled``)."""
+        found: list[Session | None] = [None]
+
+        async def next_one() -> None:
+            found[0] = await self.session_after(dead)
+
+        await _unless_cancelled(call, hard_deadline, next_one)
+        return found[0]
 
     # -- the handshake (protocol.negotiate.Handshake) -----------------------------------------------------------
 
