@@ -94,3 +94,25 @@ async def test_a_closed_client_says_so_for_every_use(connect: Callable[..., Clie
         await client.set_log_level("info")
     with pytest.raises(RuntimeError, match="client is closed"):
         client.tool_call("echo", {"text": "x"})
+
+
+async def test_closing_an_open_client_from_another_task_is_refused_plainly(connect: Callable[..., Client]) -> None:
+    """Red team: the client's task group was entered by the task that entered the client, and only that task can
+    leave it; ``aclose()`` from another task used to corrupt the cancel scopes (and cancel the entering task). It
+    is refused with a plain error, touching nothing, and the client still works and closes from its own task."""
+    async with connect(ScriptedPeer(era="modern")) as client:
+        refused: list[BaseException] = []
+
+        async def close_elsewhere() -> None:
+            try:
+                await client.aclose()
+            except RuntimeError as exc:
+                refused.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(close_elsewhere)
+        assert len(refused) == 1
+        assert "task that entered" in str(refused[0])
+        assert state(client) is ClientState.OPENED
+        assert text_of(await client.call_tool("echo", {"text": "still"})) == "still"
+    assert state(client) is ClientState.CLOSED
