@@ -189,6 +189,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._entering: anyio.Event | None = None
         """Set while ``__aenter__`` connects: an ``aclose()`` from another task meanwhile waits for it."""
         self._close_requested = False
+        self._owner_task: int | None = None  # the task that entered the client: the one that can close it
         self._task_group: anyio.abc.TaskGroup | None = None
         restart = getattr(transport, "restart", None)  # stdio that heals: see client/supervisor.py
         self._link: Link = (
@@ -247,6 +248,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
                 self._entering = None
                 entered.set()
         self._stack = stack
+        self._owner_task = anyio.get_current_task().id
         self._entering = None
         entered.set()
         return self
@@ -309,6 +311,12 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             if self._task_group is not None:
                 self._task_group.cancel_scope.cancel()
             await entering.wait()
+        if self._stack is not None and anyio.get_current_task().id != self._owner_task:
+            # Its task group and cancel scopes can be left only by the task that entered them.
+            raise RuntimeError(
+                "a Client is closed by the task that entered it (its task group is that task's); from another task, "
+                "end the work of that task instead (cancel its scope)"
+            )
         stack, self._stack = self._stack, None
         if stack is None:
             return  # never entered, closed already, or its entry was ended above (and left it CLOSED)
