@@ -11,10 +11,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.abc import ByteReceiveStream, ByteSendStream
 
 import mcp_client
 from mcp_client import (
     Client,
+    ConnectError,
     Event,
     RequestCancelled,
     RequestFinished,
@@ -191,3 +193,30 @@ async def test_a_handle_cancelled_while_its_call_waits_for_the_restart_ends_at_o
                 await call.result()
             assert anyio.current_time() - started < 1
         assert caught.value.may_have_run is False
+
+
+async def test_a_supervised_client_whose_first_start_fails_raises_a_connect_error_and_may_be_entered_again() -> None:
+    """Red team: the supervised link's first start fails inside the transport's task group; the client raised that
+    exception group, not the typed ``ConnectError`` a plain client raises. Entered again, it serves and heals."""
+    peer = ScriptedPeer(era="modern")
+    starts = 0
+
+    async def serve(receive: ByteReceiveStream, send: ByteSendStream) -> None:
+        nonlocal starts
+        starts += 1
+        if starts == 1:  # the first "process" exits at once
+            await send.aclose()
+            await receive.aclose()
+            return
+        await peer.serve(receive, send)
+
+    policy = RestartPolicy(initial_backoff=1, max_backoff=1)
+    client = Client(RestartableMemory(serve, restart=policy), timeout=POLICY)
+    with pytest.raises(ConnectError):
+        await client.__aenter__()
+    async with client:
+        assert text_of(await client.call_tool("echo", {"text": "second"})) == "second"
+        with pytest.raises(TransportError):
+            await client.call_tool("die")
+        assert text_of(await client.call_tool("echo", {"text": "healed"})) == "healed"
+    assert starts == 3
