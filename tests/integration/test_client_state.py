@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import warnings
 from collections.abc import Callable
 
 import anyio
@@ -116,3 +118,16 @@ async def test_closing_an_open_client_from_another_task_is_refused_plainly(conne
         assert state(client) is ClientState.OPENED
         assert text_of(await client.call_tool("echo", {"text": "still"})) == "still"
     assert state(client) is ClientState.CLOSED
+
+
+async def test_a_closed_client_leaves_no_stream_unclosed(connect: Callable[..., Client]) -> None:
+    """Red team (nothing left): the in-memory transport's reader left its end of the server's pipe unclosed, one
+    ``ResourceWarning`` per client once collected."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        client = connect(ScriptedPeer(era="modern"))
+        async with client:
+            assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
+        del client
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
