@@ -123,6 +123,7 @@ async def test_closing_an_open_client_from_another_task_is_refused_plainly(conne
 async def test_a_closed_client_leaves_no_stream_unclosed(connect: Callable[..., Client]) -> None:
     """Red team (nothing left): the in-memory transport's reader left its end of the server's pipe unclosed, one
     ``ResourceWarning`` per client once collected."""
+    gc.collect()  # (what earlier tests left is not this client's)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         client = connect(ScriptedPeer(era="modern"))
