@@ -34,7 +34,15 @@ from mcp_client.calls.in_flight_limit import InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
 from mcp_client.calls.options import CallOptions
 from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
-from mcp_client.errors import Attempt, MCPClientError, ProtocolError, RequestCancelled, SessionExpired, TransportError
+from mcp_client.errors import (
+    Attempt,
+    MaxTimeout,
+    MCPClientError,
+    ProtocolError,
+    RequestCancelled,
+    SessionExpired,
+    TransportError,
+)
 from mcp_client.events import RequestFinished, RetryScheduled
 from mcp_client.policy import Deadline, TimeoutPolicy
 from mcp_client.policy.retry import RetryBudget, decide
@@ -87,6 +95,9 @@ class CallRunner:
         self.session = session
         """The session calls start on: the owner's current one (it alone writes this)."""
         self.in_flight_limit = in_flight_limit
+        self.renewal: anyio.Event | None = None
+        """Set by the owner while it renews the session (set when the renewal ended): a call waits for it before
+        its first write, inside its maximum, rather than go out on a session that has none."""
         """The client's limit of calls in flight, if it has one (a session renewal and a restart keep it)."""
         self._budget = budget
         self._max_rounds = max_rounds
@@ -226,6 +237,9 @@ class CallRunner:
                 error: MCPClientError | None = None
                 succeeded = cancelled = renewing = False
                 try:
+                    if self.renewal is not None and options.renews:  # (the renewal's own handshake goes on)
+                        # The owner is starting a new session: there is none to send on until it has.
+                        session = await self._after_renewal(self.renewal, call)
                     # The attempts and input rounds (inline, not a coroutine of their own: one frame less per call).
                     attempt = rounds = 0
                     round_params = params
@@ -293,12 +307,36 @@ class CallRunner:
                         session.emit(RequestFinished(_last(call.request_ids), method, elapsed, error, cancelled))
                 # The server ended our 2025-11-25 session before it saw the request: a new session, then once more.
                 assert self._owner is not None, "a call that renews needs a runner with an owner that renews"
-                await self._owner.renew()
-                renewed = True
+                # The renewal (and the wait for another call's) counts against the call's one maximum: a renewal
+                # that comes too late leaves the original error (the call surely never ran).
+                try:
+                    renewed = await _unless_cancelled(call, deadline.hard_deadline(session.clock()), self._owner.renew)
+                except MCPClientError:  # (its control cancelled the call, or the renewal failed: it never ran)
+                    if sink is not None:
+                        sink.close(drain=False)
+                    raise
+                if not renewed:
+                    assert error is not None  # (renewing: the call's error)
+                    if sink is not None:
+                        sink.close(drain=False)
+                    raise error from None
         finally:
             deadline.finish()
             if limit is not None:
                 limit.leave()
+
+    async def _after_renewal(self, renewal: anyio.Event, call: CallState) -> Session:
+        """Wait for the owner's renewal under way, until the call's maximum (the caller's own deadline cancels the
+        wait the anyio way) or its cancel; return the session to send on, or raise ``MaxTimeout`` or
+        ``RequestCancelled`` (nothing was sent)."""
+        deadline = call.deadline
+        if not await _unless_cancelled(call, deadline.maximum_at(self.session.clock()), renewal.wait):
+            limit = deadline.policy.maximum or deadline.elapsed(self.session.clock())
+            raise MaxTimeout(
+                f"{call.method}: the {limit:g} s maximum passed while the session was being renewed; it was never sent",
+                timeout=limit,
+            )
+        return self.session
 
     async def _before_retry(
         self,
@@ -337,7 +375,7 @@ class CallRunner:
         if not decision.retry:
             raise error
         if moving:
-            next_session = await self._next_session(session, call.deadline.hard_deadline(now))
+            next_session = await self._next_session(session, call, call.deadline.hard_deadline(now))
             if next_session is None:
                 raise error  # none will serve (the owner gave up, or the client closes), or not before the maximum
             next_session.emit(RetryScheduled(_last(call.request_ids), attempt + 1, 0.0, error))
@@ -349,11 +387,16 @@ class CallRunner:
         call.tracker.restart_attempt()
         return session
 
-    async def _next_session(self, dead: Session, hard_deadline: float) -> Session | None:
-        """The session that replaced ``dead``, once it serves; None if none does before ``hard_deadline``."""
-        with anyio.move_on_at(hard_deadline):
-            return await self.session_after(dead)
-        return None
+    async def _next_session(self, dead: Session, call: CallState, hard_deadline: float) -> Session | None:
+        """The session that replaced ``dead``, once it serves; None if none does before ``hard_deadline``. A cancel
+        through the call's control ends the wait (``RequestCancelled``)."""
+        found: list[Session | None] = [None]
+
+        async def next_one() -> None:
+            found[0] = await self.session_after(dead)
+
+        await _unless_cancelled(call, hard_deadline, next_one)
+        return found[0]
 
     # -- the handshake (protocol.negotiate.Handshake) -----------------------------------------------------------
 
@@ -370,6 +413,35 @@ class CallRunner:
     def use_era(self, era: Era) -> None:
         """Speak ``era`` from now on (the session keeps it)."""
         self.session.use_era(era)
+
+
+async def _unless_cancelled(call: CallState, until: float, wait: Callable[[], Awaitable[None]]) -> bool:
+    """Await ``wait()`` until ``until``: True if it ended, False if the time came first. A cancel through the
+    call's control ends the wait (and the call, with ``RequestCancelled``); an error of ``wait`` is raised as it
+    is, never in a group."""
+    failure: MCPClientError | None = None
+    ended = False
+    with anyio.move_on_at(until):
+        async with anyio.create_task_group() as task_group:
+
+            async def on_cancel() -> None:
+                await call.cancelled.wait()
+                task_group.cancel_scope.cancel()
+
+            task_group.start_soon(on_cancel)
+            try:
+                await wait()
+                ended = True
+            except MCPClientError as exc:
+                failure = exc
+            task_group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    if not ended and call.cancel_reason is not None:
+        error = RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+        error.may_have_run = call.may_have_run
+        raise error
+    return ended
 
 
 async def _wait_between_attempts(call: CallState, delay: float) -> None:

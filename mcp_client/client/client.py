@@ -186,6 +186,10 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._log_level: LogLevel | None = None
         self._state = ClientState.UNOPENED
         self._stack: AsyncExitStack | None = None
+        self._entering: anyio.Event | None = None
+        """Set while ``__aenter__`` connects: an ``aclose()`` from another task meanwhile waits for it."""
+        self._close_requested = False
+        self._owner_task: int | None = None  # the task that entered the client: the one that can close it
         self._task_group: anyio.abc.TaskGroup | None = None
         restart = getattr(transport, "restart", None)  # stdio that heals: see client/supervisor.py
         self._link: Link = (
@@ -215,8 +219,9 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             raise RuntimeError("Cannot reopen a Client: a closed Client cannot be entered again (make a new one)")
         stack = AsyncExitStack()
         await stack.__aenter__()
-        self._stack = stack
         self._state = ClientState.OPENED
+        self._close_requested = False
+        entered = self._entering = anyio.Event()
         try:
             task_group = await stack.enter_async_context(anyio.create_task_group())
             self._task_group = task_group
@@ -224,12 +229,28 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             stack.callback(task_group.cancel_scope.cancel)
             await self._link.open(task_group, stack)  # connected and negotiated (or raises)
             self._connect_tasks(self._calls_runner, task_group, self._handlers, self._cancel_timeout, stack)
+            if self._close_requested:  # aclose() came as the connection was made: it is undone below
+                raise ConnectError(f"{self.transport.description!r}: the client was closed while connecting")
         except BaseException as exc:
-            self._stack = None
-            self._state = ClientState.UNOPENED  # (as before: a client that failed to connect may be entered again)
+            self._task_group = None
+            closed = self._close_requested
+            # (as before: a client that failed to connect may be entered again; one closed meanwhile may not)
+            self._state = ClientState.CLOSED if closed else ClientState.UNOPENED
+            self._closed = closed
+            if closed and isinstance(exc, anyio.get_cancelled_exc_class()):
+                # Our own aclose() cancelled the task group's scope: its unwinding below takes that cancellation.
+                exc = ConnectError(f"{self.transport.description!r}: the client was closed while connecting")
             # Close without handing the error to the task group, which would wrap it in an exception group.
             # (The transports shield their own clean-up; a scope here would break the task group's nesting.)
-            await close_and_raise(stack, exc, self.transport.description)
+            try:
+                await close_and_raise(stack, exc, self.transport.description)
+            finally:
+                self._entering = None
+                entered.set()
+        self._stack = stack
+        self._owner_task = anyio.get_current_task().id
+        self._entering = None
+        entered.set()
         return self
 
     def _new_runner(self, owner: ConnectionOwner) -> CallRunner:
@@ -282,18 +303,35 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
     async def aclose(self) -> None:
         """Cancel the calls still running in the background (on the wire too), then shut the connection down
         (for stdio: close stdin, then SIGTERM, then SIGKILL, all bounded)."""
+        entering = self._entering
+        if entering is not None:
+            # __aenter__ is connecting in another task: its own task unwinds what it opened (a task group and
+            # cancel scopes are left by the task that entered them); cancel it and wait until it did.
+            self._close_requested = True
+            if self._task_group is not None:
+                self._task_group.cancel_scope.cancel()
+            await entering.wait()
+        if self._stack is not None and anyio.get_current_task().id != self._owner_task:
+            # Its task group and cancel scopes can be left only by the task that entered them.
+            raise RuntimeError(
+                "a Client is closed by the task that entered it (its task group is that task's); from another task, "
+                "end the work of that task instead (cancel its scope)"
+            )
         stack, self._stack = self._stack, None
         if stack is None:
-            return
+            return  # never entered, closed already, or its entry was ended above (and left it CLOSED)
         self._state = ClientState.CLOSED
         background = [call for call in self._calls if not call.done]
         for call in background:
             call.stop("the client is closing")  # (a detached call's task is left running on the server)
-        with anyio.move_on_after(self._cancel_timeout):
-            await self._close_tasks("the client is closing", self._cancel_timeout)  # calls awaited elsewhere too
-            for call in background:
-                await call.wait()
-        await stack.aclose()
+        try:
+            with anyio.move_on_after(self._cancel_timeout):
+                await self._close_tasks("the client is closing", self._cancel_timeout)  # calls awaited elsewhere too
+                for call in background:
+                    await call.wait()
+            await stack.aclose()
+        finally:
+            self._closed = True  # from now on every use says the client is closed
 
     # -- policy ------------------------------------------------------------------------------------------------
 

@@ -6,8 +6,9 @@ As h11's ``Connection`` owns its ``_cstate`` and is its only writer, a :class:`L
 * the :class:`~mcp_client.calls.CallRunner` of the client's calls, made once, and the session it runs calls on
   (``runner.session``: the link moves it to a new session, nothing else does);
 * the :class:`~mcp_client.protocol.negotiate.ServerIdentity` the last handshake gave;
-* the renewal of a 2025-11-25 session the server ended: one lock, one generation, so that the calls that met the
-  ended session at once share one new handshake.
+* the renewal of a 2025-11-25 session the server ended: one task of the client's task group, so that the calls
+  that met the ended session at once share one new handshake, and a caller that stops waiting (its maximum, its
+  own cancel scope) never cuts it off half-way (which left the connection with no session at all).
 
 The client reads through it (``client.session``, ``client.server_info``...) and the runner asks it, as its
 :class:`~mcp_client.calls.runner.ConnectionOwner`, whether a dead connection is replaced and when. A plain link
@@ -18,6 +19,7 @@ transport, a factory of runners, the handshake, the cancel timeout).
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -27,6 +29,7 @@ import anyio.abc
 
 from mcp_client.calls import CallRunner
 from mcp_client.calls.runner import ConnectionOwner
+from mcp_client.errors import ConnectError, MCPClientError
 from mcp_client.protocol.negotiate import ServerIdentity
 from mcp_client.session.session import Session
 from mcp_client.transports.base import Transport
@@ -57,8 +60,9 @@ class Link:
         """The runner of the client's calls (None until the first session serves). Read by the client on every
         call, so a plain attribute: written here alone (:meth:`_serve`)."""
         self._identity: ServerIdentity | None = None
-        self._renewal_lock = anyio.Lock()
-        self._renewals = 0
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._renewal: anyio.Event | None = None  # set when the renewal under way ended
+        self._renewal_error: MCPClientError | None = None
 
     # -- what the client reads ---------------------------------------------------------------------------------
 
@@ -77,6 +81,7 @@ class Link:
     async def open(self, task_group: anyio.abc.TaskGroup, stack: AsyncExitStack) -> None:
         """Connect and negotiate; ``stack`` shuts the connection down when it unwinds (the cancellations already
         scheduled first). Raises what connecting or negotiating raised."""
+        self._task_group = task_group
         runner = self._new_runner(self)
         session = runner.session
         connection = await stack.enter_async_context(self._transport.connect(session))
@@ -106,12 +111,28 @@ class Link:
         return None
 
     async def renew(self) -> None:
-        """Start a new session after the server ended ours; concurrent callers share one renewal."""
+        """Start a new session after the server ended ours; concurrent callers share one renewal. It runs in the
+        client's task group (bounded by the connect timeout), so a caller that stops waiting leaves it to finish
+        for the others; a failed one raises a copy of its error in each caller."""
         assert self.call_runner is not None, "a session is renewed only after it served"
-        renewals = self._renewals
-        async with self._renewal_lock:
-            if renewals != self._renewals:
-                return  # another call already renewed it
+        assert self._task_group is not None
+        done = self._renewal
+        if done is None:
+            done = self._renewal = self.call_runner.renewal = anyio.Event()
+            self._task_group.start_soon(self._renew, self.call_runner, done)
+        await done.wait()
+        if self._renewal_error is not None:
+            raise copy.copy(self._renewal_error)  # (each caller's own: errors are annotated on their way up)
+
+    async def _renew(self, runner: CallRunner, done: anyio.Event) -> None:
+        error: MCPClientError | None = ConnectError("the client closed while the session was being renewed")
+        try:
             logger.info("the server ended the session; starting a new one")
-            self._identity = await self._start_session(self.call_runner)
-            self._renewals += 1
+            self._identity = await self._start_session(runner)
+            error = None
+        except MCPClientError as exc:
+            error = exc
+        finally:
+            self._renewal_error = error
+            self._renewal = runner.renewal = None
+            done.set()

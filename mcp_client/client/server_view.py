@@ -23,20 +23,21 @@ class ServerView:
     """The session, the era and the server's identity, as properties of :class:`~mcp_client.Client`."""
 
     _link: Link
+    _closed: bool = False
+    """Set once the client's close finished: every use of it raises (the one place they all pass)."""
 
     @property
     def session(self) -> Session:
-        """The session (raises if the client is not connected)."""
-        runner = self._link.call_runner
-        if runner is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...)'")
-        return runner.session
+        """The session (raises if the client is not connected, or closed)."""
+        return self._calls_runner.session
 
     @property
     def _calls_runner(self) -> CallRunner:
-        """The runner of this client's calls (raises if the client is not connected)."""
+        """The runner of this client's calls (raises if the client is not connected, or closed)."""
         runner = self._link.call_runner
-        if runner is None:
+        if runner is None or self._closed:
+            if self._closed:
+                raise RuntimeError("the client is closed: a closed Client cannot be used (make a new one)")
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         return runner
 

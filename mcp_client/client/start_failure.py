@@ -22,6 +22,8 @@ async def close_and_raise(stack: AsyncExitStack, error: BaseException, descripti
     Called from the ``except`` clause that caught ``error``.
     """
     failure = error
+    if isinstance(error, BaseExceptionGroup):  # (raised inside a task group: a supervised link's transport's)
+        failure = _sole_client_error(error) or error
     try:
         await stack.aclose()
     except BaseExceptionGroup as group:

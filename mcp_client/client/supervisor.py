@@ -86,6 +86,7 @@ class SupervisedLink(Link):
     async def open(self, task_group: anyio.abc.TaskGroup, stack: AsyncExitStack) -> None:
         """Supervise the server in ``task_group`` until ``stack`` unwinds; return once the first process serves
         (its failure to start is raised here)."""
+        self._stopped = anyio.Event()  # (a client whose first start failed may be entered again: a new run)
         await task_group.start(self.run)
         stack.push_async_callback(self.stop)
 

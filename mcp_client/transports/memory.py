@@ -84,7 +84,8 @@ class MemoryTransport(Transport):
             await self.serve(receive, send)
 
     async def _read(self, stream: anyio.abc.ByteReceiveStream, handler: MessageHandler) -> None:
-        await read_lines(stream, handler, max_message_size=self.max_message_size)
+        async with stream:  # (closed however the reader ends: cancelled with the connection, most often)
+            await read_lines(stream, handler, max_message_size=self.max_message_size)
         handler.on_closed(TransportError(f"{self.name} closed the connection", written=True))
 
 
