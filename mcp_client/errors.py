@@ -268,10 +268,13 @@ class RequestCancelled(MCPClientError):
 
     outcome = "cancelled"
 
-    def __init__(self, message: str, *, reason: str | None = None, **context: Any) -> None:
+    def __init__(self, message: str, *, reason: str | None = None, cancel_sent: bool = True, **context: Any) -> None:
         super().__init__(message, **context)
         self.reason = reason
         """The reason given to ``call.cancel()``, also sent to the server."""
+        self.cancel_sent = cancel_sent
+        """False when no cancellation went to a server: the call was cancelled while it waited for a restarted
+        process or a renewed session, its last request having gone to a connection that is gone."""
 
 
 class TaskFailed(MCPClientError):

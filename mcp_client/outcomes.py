@@ -177,8 +177,10 @@ def _detail(error: ErrorFacts) -> str:
 
 
 def _server_told_to_stop(error: ErrorFacts) -> bool:
-    """Timeouts and cancellations of a request that went out are cancelled on the wire by the client."""
-    return error.outcome in _STOPPED_ON_THE_WIRE and bool(error.request_ids)
+    """Timeouts and cancellations of a request that went out are cancelled on the wire by the client, unless the
+    error says no cancel was sent (its connection was gone)."""
+    sent: bool = getattr(error, "cancel_sent", True)
+    return error.outcome in _STOPPED_ON_THE_WIRE and bool(error.request_ids) and sent
 
 
 def _advice(error: ErrorFacts, ran: Ran) -> str:

@@ -438,7 +438,10 @@ async def _unless_cancelled(call: CallState, until: float, wait: Callable[[], Aw
     if failure is not None:
         raise failure
     if not ended and call.cancel_reason is not None:
-        error = RequestCancelled(f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason)
+        # (what it waited for is a new connection: the last request went to one that is gone, so no cancel went out)
+        error = RequestCancelled(
+            f"{call.method} was cancelled: {call.cancel_reason}", reason=call.cancel_reason, cancel_sent=False
+        )
         error.may_have_run = call.may_have_run
         raise error
     return ended
