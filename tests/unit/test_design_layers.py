@@ -25,7 +25,7 @@ def layers_picture() -> str:
 def test_every_top_level_module_and_folder_is_drawn() -> None:
     picture = layers_picture()
     entries = [p.name if p.is_file() else f"{p.name}/" for p in PACKAGE.iterdir() if not p.name.startswith("__")]
-    missing = [e for e in entries if (e.endswith(".py") or e.endswith("/")) and e not in picture]
+    missing = [e for e in entries if e.endswith((".py", "/")) and e not in picture]
     assert missing == []
 
 
