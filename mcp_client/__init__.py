@@ -18,6 +18,7 @@ alone costs next to nothing.
 from typing import TYPE_CHECKING
 
 from mcp_client._lazy import lazy_face
+from mcp_client._moved import install as install_moved_paths
 from mcp_client._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -147,3 +148,5 @@ if TYPE_CHECKING:
 
 if not TYPE_CHECKING:  # a type checker reads the imports above; run time loads each name on first use
     __getattr__, __dir__, __all__ = lazy_face(__name__, extra=("__version__",))
+
+install_moved_paths()  # mcp_client.registry and the other paths of modules that moved into a folder
