@@ -21,6 +21,9 @@ async def test_a_legacy_endpoint_is_not_probed_twice() -> None:
     """The first client probes and falls back to initialize; the second goes straight to initialize."""
     server = HttpPeer(ScriptedPeer(era="legacy"))
     async with server.serving() as url:
+        # The cache is the process's: an earlier test's server on this port (the OS reuses ports) may have left
+        # its era under this URL, and the first client would start from it.
+        ERA_CACHE.forget(http(url).era_cache_key)
         for _ in range(2):
             async with Client(http(url), timeout=POLICY) as client:
                 assert client.protocol_version == "2025-11-25"
