@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from mcp_client._httpx import as_httpx2
+from mcp_client._redact import redacted_url
 
 if TYPE_CHECKING:
     from mcp_client._httpx import EitherAsyncClient, EitherHeaders
@@ -128,13 +129,5 @@ def resource_covers(resource: str, server_url: str) -> bool:
 
 
 def shown(url: str) -> str:
-    """``url`` as an error shows it: its userinfo (a password, or a token as the user name) as ``***``, its query
-    dropped (an ``api_key=``), as the transports show their URLs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "***"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))
+    """``url`` as an error shows it: the package's one redacted name (:func:`mcp_client._redact.redacted_url`)."""
+    return redacted_url(url)

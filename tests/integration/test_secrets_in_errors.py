@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from mcp_client import Client, ClientGroup, ConnectError, TimeoutPolicy
-from mcp_client.transports._redact import command_summary, redacted_url
+from mcp_client._redact import command_summary, redacted_url
 from mcp_client.transports.http import http
 from mcp_client.transports.sse import sse
 from mcp_client.transports.stdio._transport import stdio

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mcp_client._redact import redacted_url
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports._json import dumps
-from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection
 from mcp_client.transports.http._reader import _RequestReader
 from mcp_client.transports.http._state import (

@@ -19,8 +19,8 @@ import anyio
 import httpx2
 
 from mcp_client._httpx import HTTPX2, HttpxLine, as_httpx2, auth_for, line_of
+from mcp_client._redact import redacted_url
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
-from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.http._connection import _HttpConnection
 from mcp_client.transports.http._engine import ClientEngine, CoreEngine, Engine

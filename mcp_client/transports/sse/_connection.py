@@ -28,6 +28,7 @@ import anyio.abc
 import httpx2
 
 from mcp_client._httpx import HttpxLine, line_of
+from mcp_client._redact import redacted_url
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
@@ -35,7 +36,6 @@ from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
 from mcp_client.transports._json import dumps, loads
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
-from mcp_client.transports._redact import redacted_url
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, MessageHandler
 from mcp_client.transports.sse._endpoint import message_endpoint

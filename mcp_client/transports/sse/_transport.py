@@ -16,9 +16,9 @@ import anyio
 import httpx2
 
 from mcp_client._httpx import as_httpx2, auth_for, line_of
+from mcp_client._redact import redacted_url
 from mcp_client.errors import MCPClientError
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
-from mcp_client.transports._redact import redacted_url
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.sse._connection import SseConnection
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
+from mcp_client._redact import command_summary
 from mcp_client.errors import ConnectError, TransportError
 from mcp_client.policy.restart import RestartPolicy
-from mcp_client.transports._redact import command_summary
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.stdio._child_io import ChildIO
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnection
