@@ -13,7 +13,6 @@ Registered clients are kept per issuer: a client of one authorization server is 
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from mcp_client.auth.errors import RegistrationError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, RegistrationResponse
 from mcp_client.auth.storage import ClientInformation, TokenStorage
 from mcp_client.auth.token_endpoint import fields_at_fault
+from mcp_client.auth.trust import is_loopback_host
 
 if TYPE_CHECKING:
     from mcp_client._httpx import EitherAsyncClient
@@ -67,13 +67,7 @@ def application_type(redirect_uri: str) -> str:
     parts = urlsplit(redirect_uri)
     if parts.scheme not in ("http", "https"):
         return "native"
-    host = (parts.hostname or "").lower()
-    if host == "localhost":
-        return "native"
-    try:
-        return "native" if ipaddress.ip_address(host).is_loopback else "web"
-    except ValueError:
-        return "web"
+    return "native" if is_loopback_host(parts.hostname or "") else "web"
 
 
 def _registration_auth_method(metadata: AuthorizationServerMetadata) -> str | None:

@@ -27,12 +27,17 @@ _SHOWN = 200
 
 
 def is_loopback_host(host: str) -> bool:
-    """``localhost`` (or a name under ``.localhost``, RFC 6761) or a loopback address (127.0.0.0/8, ``::1``)."""
-    host = host.lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
+    """Exactly ``localhost`` (any case) or a literal loopback address (127.0.0.0/8, ``::1``, bracketed or not).
+
+    The one loopback rule of the package: every check that lets plain ``http`` through on a loopback host asks it.
+    A name that is loopback only by convention is not enough: ``localhost.`` (the absolute name) and names under
+    ``.localhost`` (RFC 6761 asks resolvers to keep them local, but many hand them to DNS) can point anywhere,
+    and a token sent over ``http`` to them would cross the network in clear. Short address forms (``127.1``) are
+    not literal addresses either; no name is resolved here."""
+    if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
     except ValueError:
         return False
 

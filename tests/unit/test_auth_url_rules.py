@@ -16,7 +16,6 @@ MCP = "http://mcp.internal:8080/mcp"
         "https://as.example/token",
         "HTTPS://AS.EXAMPLE/token",
         "http://localhost:9000/token",
-        "http://app.localhost/token",
         "http://127.0.0.1/token",
         "http://127.8.9.10/token",
         "http://[::1]:8000/token",
@@ -39,6 +38,10 @@ def test_accepted(url: str) -> None:
         "https:///no-host",
         "http://[not-an-ip/x",
         "http://localhost.evil.example/x",
+        "http://app.localhost/token",  # a name under .localhost goes to DNS on many systems: anything
+        "http://localhost./token",  # the absolute name: resolvers may send it to DNS as well
+        "http://LOCALHOST./token",
+        "http://127.1/token",  # a short form the resolver reads as 127.0.0.1, but not a literal address
         "",
     ],
 )
@@ -54,11 +57,37 @@ def test_a_long_refused_url_is_shortened_in_the_message() -> None:
 
 
 def test_loopback_hosts() -> None:
+    """Exactly ``localhost`` or a literal loopback address: a name that only resolves to loopback by convention
+    (``localhost.``, ``*.localhost``) may go to DNS and point anywhere."""
     assert is_loopback_host("LOCALHOST")
-    assert is_loopback_host("localhost.")
     assert is_loopback_host("::1")
+    assert is_loopback_host("[::1]")
+    assert is_loopback_host("127.0.0.1")
+    assert is_loopback_host("127.8.9.10")
+    assert not is_loopback_host("localhost.")
+    assert not is_loopback_host("app.localhost")
+    assert not is_loopback_host("app.localhost.")
     assert not is_loopback_host("localhost.example")
     assert not is_loopback_host("10.0.0.1")
+    assert not is_loopback_host("")
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "kind"),
+    [
+        ("http://127.0.0.1:8765/callback", "native"),
+        ("http://localhost:8765/callback", "native"),
+        ("http://[::1]:8765/callback", "native"),
+        ("com.example.app:/callback", "native"),
+        ("http://localhost.:8765/callback", "web"),
+        ("http://app.localhost:8765/callback", "web"),
+        ("https://app.example/callback", "web"),
+    ],
+)
+def test_the_registration_calls_a_redirect_native_by_the_same_loopback_rule(redirect_uri: str, kind: str) -> None:
+    from mcp_client.auth.registration import application_type
+
+    assert application_type(redirect_uri) == kind
 
 
 def test_a_bound_issuer_is_picked_exactly() -> None:
