@@ -37,8 +37,15 @@ if TYPE_CHECKING:
         TimeoutArg as TimeoutArg,
         UseClientDefault as UseClientDefault,
     )
-    from mcp_client.client.task_reference import TaskReference as TaskReference
-    from mcp_client.client.tool_pins import ToolPins as ToolPins
+    from mcp_client.client.task_reference import (
+        TaskReference as TaskReference,
+        TaskReferenceMismatch as TaskReferenceMismatch,
+    )
+    from mcp_client.client.tool_pins import (
+        DuplicateToolName as DuplicateToolName,
+        ToolNotReviewed as ToolNotReviewed,
+        ToolPins as ToolPins,
+    )
     from mcp_client.config.env import AllowedEnvironment as AllowedEnvironment
     from mcp_client.config.load import (
         ConfigError as ConfigError,

@@ -15,6 +15,7 @@ MCPClientError
 ├── RequestCancelled             cancelled through the Call handle
 ├── TaskFailed                   a task-backed call ended ``failed`` (.task_id, .error)
 ├── TaskNotFound                 the server does not know the task id, or it expired (.task_id)
+├── TaskReferenceMismatch        client/task_reference.py: not this client's task to resume (also a ValueError)
 ├── ServerError                  JSON-RPC error from the server (.code .message .data), subclassed for known codes
 │   ├── ParseError               -32700
 │   ├── InvalidRequest           -32600
@@ -27,8 +28,10 @@ MCPClientError
 │   └── UnsupportedProtocolVersion  -32022: the server does not speak the request's version
 ├── ToolError                    the tool reported ``isError: true`` (only when the caller asks for raising)
 ├── ToolChanged                  ``pin_tools``: the tool's definition changed since it was pinned; nothing was sent
+│   └── ToolNotReviewed          client/tool_pins.py: strict pins do not name the tool; nothing was sent
 ├── StructuredOutputError        the tool's ``structuredContent`` does not match its ``outputSchema``
 ├── ProtocolError                the server broke the protocol
+│   └── DuplicateToolName        client/tool_pins.py: a tool listing names one tool twice (refused whole)
 ├── OAuthError                   auth/errors.py: authorization failed (never a TransportError: no retry re-runs it)
 │   ├── DiscoveryError           no usable protected resource / authorization server metadata
 │   │   ├── ResourceMismatch     the metadata names another resource than the MCP server

@@ -143,6 +143,8 @@ def _what_happened(error: ErrorFacts, subject: str) -> str:
     if outcome == "tool_changed":
         fields = ", ".join(getattr(error, "changed", ()))
         return f"{subject} was not called: its definition changed since the host reviewed it ({fields})."
+    if outcome == "tool_not_reviewed":
+        return f"{subject} was not called: the host has not reviewed it (it is not among the pinned tools)."
     if outcome == "connect":
         return f"{subject} could not be called: the server could not be started or reached ({detail})."
     if outcome == "authorization":
@@ -190,7 +192,7 @@ def _advice(error: ErrorFacts, ran: Ran) -> str:
             return "The tool did not run: correct the arguments before trying again."
         if error.outcome == "authorization":
             return "The tool did not run; calling it again needs the authorization fixed first."
-        if error.outcome == "tool_changed":
+        if error.outcome in ("tool_changed", "tool_not_reviewed"):
             return "The tool did not run; it can be called again only once the host accepts the change."
         if error.refusal and error.outcome in ("server", "unavailable"):
             return "The tool did not run."

@@ -201,6 +201,9 @@ class ScriptedPeer:
         self.tool_edits: dict[str, JsonObject] = {}
         """Fields laid over a tool's ``tools/list`` entry, by tool name, from the next listing on: a server that
         changes a tool's description or schema between listings (tests of tool pinning)."""
+        self.tool_twins: dict[str, JsonObject] = {}
+        """Tools ``tools/list`` names twice, by tool name: a second entry, with these fields laid over, just before
+        the tool's own (a server that shows one form of a tool and runs another)."""
         self.page_size = page_size
         self.discover: DiscoverBehaviour = discover or ("error" if era == "legacy" else "answer")
         self.stderr = stderr
@@ -617,7 +620,11 @@ class _PeerConnection:
             )
             return None
         if method == "tools/list":
-            listed = [{**tool.describe(), **self._peer.tool_edits.get(tool.name, {})} for tool in CATALOGUE]
+            listed: list[JsonObject] = []
+            for tool in CATALOGUE:
+                entry = {**tool.describe(), **self._peer.tool_edits.get(tool.name, {})}
+                twin = self._peer.tool_twins.get(tool.name)
+                listed.extend([{**entry, **twin}, entry] if twin is not None else [entry])
             if self._peer.serves_tasks:
                 listed.extend(TASK_TOOLS)
             return self._page(listed, params, "tools")
