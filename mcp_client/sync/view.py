@@ -492,7 +492,9 @@ class ClientView(ClientBase):
         return self._async.endpoint
 
     def check_reference(self, reference: TaskReference) -> None:
-        """Raise ``ValueError`` unless ``reference`` is a task of this client's server, in this protocol era."""
+        """Raise :class:`TaskReferenceMismatch` unless ``reference`` is a task of this client's server, under
+        its credentials (or process), in this protocol era.
+        """
         self._async.check_reference(reference)
 
     def resume(
@@ -513,7 +515,9 @@ class ClientView(ClientBase):
         resume it; by default (or False) it is cancelled with ``tasks/cancel``.
 
         Raises:
-            ValueError: The reference is for another server or another protocol era.
+            TaskReferenceMismatch: The reference is not this client's to resume: another server, the same server
+                under other credentials or URL query, another stdio process, another protocol era (a
+                ``ValueError`` too).
             TaskNotFound: The server no longer knows the task (expired, or never existed).
             TaskFailed, RequestCancelled, MaxTimeout, IdleTimeout: As for ``task_result``.
         """

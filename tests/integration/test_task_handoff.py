@@ -88,8 +88,31 @@ def test_the_endpoint_identity_never_holds_the_url() -> None:
     transport = http("https://user:secret@ci.example/mcp?token=abc")
     identity = endpoint_id(transport, None)
     assert identity.startswith("endpoint:")
+    assert "/as:" in identity
     assert "secret" not in identity
     assert "ci.example" not in identity
     assert "abc" not in identity
-    assert identity == endpoint_id(http("https://user:secret@ci.example/mcp?token=other"), None)
     assert identity != endpoint_id(http("https://ci.example/other"), None)
+
+
+def test_an_http_identity_is_bound_to_the_credentials_and_the_query() -> None:
+    """Everything a request is signed in with counts (the tenant of the query too); harmless headers do not."""
+    bare = endpoint_id(http("https://ci.example/mcp"), None)
+    assert bare == endpoint_id(http("https://ci.example/mcp", headers={"User-Agent": "x"}), None)
+    assert "/" not in bare.removeprefix("endpoint:")  # (a client that signs in with nothing: as before)
+    differing = [
+        http("https://ci.example/mcp?tenant=a"),
+        http("https://ci.example/mcp?tenant=b"),
+        http("https://user:one@ci.example/mcp"),
+        http("https://user:two@ci.example/mcp"),
+        http("https://ci.example/mcp", headers={"Authorization": "Bearer one"}),
+        http("https://ci.example/mcp", headers={"Authorization": "Bearer two"}),
+        http("https://ci.example/mcp", headers={"X-Tenant": "a"}),
+    ]
+    identities = [endpoint_id(transport, None) for transport in differing]
+    assert len(set(identities) | {bare}) == len(differing) + 1
+    assert all(identity.startswith(bare + "/as:") for identity in identities)
+    assert all("one" not in identity and "tenant" not in identity for identity in identities)
+    same = http("https://ci.example/mcp?tenant=a")
+    assert endpoint_id(same, None) == identities[0]  # (stable: another process computes the same)
+    assert endpoint_id(same, None, partition="alice") != endpoint_id(same, None, partition="bob")
