@@ -119,7 +119,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             inside their maximum, before anything is sent (:mod:`mcp_client.calls.in_flight_limit`).
         pin_tools: Refuse a call to a tool whose listed definition changed since it was pinned (``ToolChanged``)
             until :meth:`accept_tool_change`; off, a change is only reported (``ToolDefinitionChanged``).
-        tool_pins: Pins to start from (``ToolPins.load(saved)``); by default each tool's first listing.
+        tool_pins: Pins to start from (``ToolPins.load(saved)``; ``strict=True`` also refuses the tools they do not
+            name); by default each tool's first listing.
     """
 
     def __init__(

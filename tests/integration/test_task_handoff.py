@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import httpx2
 import pytest
 
 from mcp_client import Client, TaskReference, TimeoutPolicy, http
@@ -113,6 +114,9 @@ def test_an_http_identity_is_bound_to_the_credentials_and_the_query() -> None:
     assert len(set(identities) | {bare}) == len(differing) + 1
     assert all(identity.startswith(bare + "/as:") for identity in identities)
     assert all("one" not in identity and "tenant" not in identity for identity in identities)
+    own_client = [httpx2.AsyncClient(headers={"Authorization": f"Bearer {who}"}) for who in ("one", "two")]
+    signed_by_client = {endpoint_id(http("https://ci.example/mcp", client=c), None) for c in own_client}
+    assert signed_by_client == {identities[4], identities[5]}  # the same credentials, wherever they are set
     same = http("https://ci.example/mcp?tenant=a")
     assert endpoint_id(same, None) == identities[0]  # (stable: another process computes the same)
     assert endpoint_id(same, None, partition="alice") != endpoint_id(same, None, partition="bob")
