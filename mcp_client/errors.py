@@ -437,9 +437,9 @@ class ToolError(MCPClientError):
 
 
 class ToolChanged(MCPClientError):
-    """``Client(pin_tools=True)``: the tool's listed definition differs from the one pinned (its description,
-    schemas or annotations changed), so the call was refused before anything was sent. It goes through again once
-    the host calls ``client.accept_tool_change(name)``."""
+    """``Client(pin_tools=True)``: the tool's listed definition differs from the one pinned (any field of it: its
+    title, description, schemas, annotations...), so the call was refused before anything was sent. It goes through
+    again once the host calls ``client.accept_tool_change(name)``."""
 
     outcome = "tool_changed"
     refusal = True  # refused before anything was sent

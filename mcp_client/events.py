@@ -280,7 +280,8 @@ class Relistened:
 class ToolDefinitionChanged:
     """A listing showed tool ``name`` with a definition other than the one pinned (first seen, loaded, or last
     accepted). ``changed`` names the fields that differ; ``before``/``after`` are the definitions (JSON, wire
-    spelling) with their fingerprints. Reported once per new form; see :mod:`mcp_client.client.tool_pins`."""
+    spelling) with their fingerprints. Reported once per new form; a tool that strict pins do not name is reported
+    with an empty ``before`` and ``before_fingerprint``. See :mod:`mcp_client.client.tool_pins`."""
 
     name: str
     changed: tuple[str, ...]
