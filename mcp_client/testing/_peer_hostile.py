@@ -24,6 +24,7 @@ HOSTILE_KINDS: tuple[str, ...] = (
     "not_utf8",
     "not_an_object",
     "huge_line",
+    "many_values",
     "wrong_id",
     "string_id_never_issued",
     "null_id_error",
@@ -66,6 +67,13 @@ def hostile_line(kind: str, *, depth: int = 5000, size: int = 2_000_000, token: 
         return b'["jsonrpc","2.0"]'
     if kind == "huge_line":
         return _dumps(_notification("x" * size))
+    if kind == "many_values":  # small enough for the size limit, but a quarter of a million values to decode
+        count = size * 3 // 8 // 3
+        return (
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":['
+            + b"{}," * count
+            + b"{}]}}"
+        )
     if kind == "wrong_id":
         return _dumps({"jsonrpc": "2.0", "id": 987654, "result": {"content": []}})
     if kind == "string_id_never_issued":
