@@ -3,8 +3,8 @@
 One reader task splits the incoming bytes into lines, parses each as compact JSON and hands objects to the
 session. A line that is not JSON, not an object, longer than the size limit, or that may hold more values than the
 limit that comes with it (:func:`~mcp_client.transports._json.max_values_for`: decoding holds the event loop) is
-reported and skipped: it never ends the connection and never disturbs unrelated requests. Writes are serialised by a lock so lines never
-interleave. End of input is the death of the shared channel: every request on it fails at once.
+reported and skipped: it never ends the connection and never disturbs unrelated requests. Writes are serialised
+by a lock so lines never interleave. End of input is the death of the shared channel: every request on it fails at once.
 
 Cancellation is the same in both eras here: a ``notifications/cancelled`` message.
 """
