@@ -30,8 +30,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
+from pydantic_core import to_json
+
 from mcp_client.cache.partition import authorization_context
-from mcp_client.cache.store import CacheEntry, CacheKey, CacheStore, MemoryCacheStore
+from mcp_client.cache.store import DEFAULT_MAX_BYTES, CacheEntry, CacheKey, CacheStore, MemoryCacheStore
 
 __all__ = [
     "CACHEABLE_METHODS",
@@ -102,22 +104,29 @@ class ResultCache:
 
     Args:
         limit: The most entries the default store keeps (the least recently used go first).
-        store: Where entries are kept instead (see :class:`~mcp_client.cache.store.CacheStore`); ``limit`` is
-            then the store's business.
+        max_bytes: The most bytes of results (as compact JSON) the default store keeps (64 MiB); a result larger
+            than that is not kept.
+        store: Where entries are kept instead (see :class:`~mcp_client.cache.store.CacheStore`); ``limit`` and
+            ``max_bytes`` are then the store's business (each entry carries its ``size``).
         clock: The clock freshness is measured on, instead of the ``now`` each call passes (the client's event
             loop clock). A store shared between processes needs a shared one, such as ``time.time``.
 
     Raises:
-        ValueError: ``limit`` is not an integer of at least 1.
+        ValueError: ``limit`` or ``max_bytes`` is not an integer of at least 1.
         TypeError: ``store`` is not a ``CacheStore``.
     """
 
     def __init__(
-        self, limit: int = 1024, *, store: CacheStore | None = None, clock: Callable[[], float] | None = None
+        self,
+        limit: int = 1024,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        store: CacheStore | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if store is not None and not isinstance(store, CacheStore):
             raise TypeError(f"store must implement CacheStore (get, set, delete, keys), got {type(store).__name__}")
-        self._store: CacheStore = store if store is not None else MemoryCacheStore(limit)
+        self._store: CacheStore = store if store is not None else MemoryCacheStore(limit, max_bytes=max_bytes)
         self.clock = clock
         """The clock entries are timed on, when it is not the caller's ``now``."""
         self._listeners: list[weakref.WeakMethod[Listener] | Callable[[], Listener | None]] = []
@@ -182,7 +191,9 @@ class ResultCache:
             return False
         now = self.clock() if self.clock is not None else now
         scope = PUBLIC if result.get("cacheScope") == "public" else context
-        entry = CacheEntry(dict(result), now + ttl)
+        entry = CacheEntry(dict(result), now + ttl, len(to_json(result)))
+        if isinstance(self._store, MemoryCacheStore) and entry.size > self._store.max_bytes:
+            return False  # larger than the whole store
         return self._call("set", self._store.set, CacheKey(server, scope, method, target), entry) is not _FAILED
 
     def invalidate(self, method: str | None = None, uri: str | None = None, *, server: str | None = None) -> int:

@@ -1,6 +1,9 @@
 """Where a :class:`~mcp_client.ResultCache` keeps its entries: the :class:`CacheStore` protocol a host may
 implement (to bound memory its own way, to count, to share between processes) and :class:`MemoryCacheStore`, the
 default. Pure data structures: no I/O, no clock; the cache decides what is fresh and what may be served.
+
+The default store is bounded by entries and by bytes: a server's answers are as large as it likes (a
+``resources/read`` of a 30 MiB file), so a count of entries alone bounds nothing.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["CacheEntry", "CacheKey", "CacheStore", "MemoryCacheStore"]
+__all__ = ["DEFAULT_MAX_BYTES", "CacheEntry", "CacheKey", "CacheStore", "MemoryCacheStore"]
 
 
 class CacheKey(NamedTuple):
@@ -32,6 +35,8 @@ class CacheEntry:
     result: dict[str, Any]
     """The result as received; the cache copies it on the way in and out, so a store may hold it as it is."""
     expires: float
+    size: int = 0
+    """The result's size as compact JSON, in bytes, measured by the cache on the way in (what a store bounds)."""
 
 
 @runtime_checkable
@@ -57,14 +62,29 @@ class CacheStore(Protocol):
         ...
 
 
-class MemoryCacheStore:
-    """An in-process store of at most ``limit`` entries; the least recently used go first."""
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""The most bytes (of the results' JSON) the default store keeps: 64 MiB."""
 
-    def __init__(self, limit: int = 1024) -> None:
+
+class MemoryCacheStore:
+    """An in-process store of at most ``limit`` entries and ``max_bytes`` bytes of results (as JSON, see
+    :attr:`CacheEntry.size`); the least recently used go first, and an entry larger than ``max_bytes`` is not kept.
+    """
+
+    def __init__(self, limit: int = 1024, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValueError(f"max_bytes must be an integer of at least 1, got {max_bytes!r}")
         self.limit = limit
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[CacheKey, CacheEntry] = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def bytes(self) -> int:
+        """The bytes kept now (the sum of the entries' sizes)."""
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -77,15 +97,22 @@ class MemoryCacheStore:
         return entry
 
     def set(self, key: CacheKey, entry: CacheEntry) -> None:
-        """Keep ``entry``; beyond the limit the least recently used entry goes."""
+        """Keep ``entry``; beyond either limit the least recently used entries go. One larger than ``max_bytes``
+        is not kept (what was kept under ``key`` goes all the same)."""
+        self.delete(key)
+        if entry.size > self.max_bytes:
+            return
         self._entries[key] = entry
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.limit:
-            self._entries.popitem(last=False)
+        self._bytes += entry.size
+        while len(self._entries) > self.limit or self._bytes > self.max_bytes:
+            _, gone = self._entries.popitem(last=False)
+            self._bytes -= gone.size
 
     def delete(self, key: CacheKey) -> None:
         """Forget ``key``."""
-        self._entries.pop(key, None)
+        gone = self._entries.pop(key, None)
+        if gone is not None:
+            self._bytes -= gone.size
 
     def keys(self) -> list[CacheKey]:
         """A snapshot of the keys, least recently used first."""

@@ -58,6 +58,7 @@ from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
 from mcp_client.protocol.results import idempotent_hint
 from mcp_client.protocol.tool_headers import HeaderParam, filter_tools, header_values
 from mcp_client.session.handlers import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
+from mcp_client.session.server_requests import DEFAULT_MAX_SERVER_REQUESTS, check_max_server_requests
 from mcp_client.session.session import Session
 from mcp_client.transports.base import Transport
 
@@ -121,6 +122,9 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             until :meth:`accept_tool_change`; off, a change is only reported (``ToolDefinitionChanged``).
         tool_pins: Pins to start from (``ToolPins.load(saved)``; ``strict=True`` also refuses the tools they do not
             name); by default each tool's first listing.
+        max_server_requests: Most of the server's requests (2025-11-25: elicitation, sampling, roots) whose handlers
+            run at once; the others wait their turn. At most eight times as many are answered at once in all
+            (``ping`` too); beyond, a request is dropped unanswered and reported as a ``ProtocolViolation``.
     """
 
     def __init__(
@@ -150,6 +154,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         max_in_flight: int | None = None,
         pin_tools: bool = False,
         tool_pins: ToolPins | None = None,
+        max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
     ) -> None:
         self.transport = transport
         self.timeout = as_timeout_policy(timeout)
@@ -163,6 +168,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         """Shared by every call of this client: retries stop while most recent attempts fail."""
         self.max_input_rounds = max_input_rounds
         limit = check_max_in_flight(max_in_flight)
+        check_max_server_requests(max_server_requests)
+        self._max_server_requests = max_server_requests
         self._in_flight_limit = InFlightLimit(limit) if limit is not None else None
         self._init_pins(pin_tools, tool_pins)
         self.meta_hook = meta_hook
@@ -265,6 +272,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             cancel_timeout=self._cancel_timeout,
             input_handler=input_handler,
             on_notification=self._on_notification,
+            max_server_requests=self._max_server_requests,
         )
         return CallRunner(
             session,

@@ -34,6 +34,10 @@ class ListenPolicy:
             from ``initial_backoff`` again. Drops sooner than that (and failed re-listens) make the waits grow.
         max_relistens: Most re-listens in a row that fail or drop before ``healthy_after`` before the subscription
             gives up with :class:`~mcp_client.SubscriptionLost` (``None``: never give up).
+        max_pending: Most changes waiting for the consumer at once. Equal changes wait once, so only updates of
+            distinct resources (sub-resources of a subscribed URI, each with its own URI) can fill it; beyond it an
+            update of a resource not already waiting is dropped, counted in ``Subscription.dropped`` and logged as
+            a warning (the first of each run of drops).
     """
 
     open_timeout: float = 30.0
@@ -42,6 +46,7 @@ class ListenPolicy:
     multiplier: float = 2.0
     healthy_after: float = 60.0
     max_relistens: int | None = None
+    max_pending: int = 1024
 
     def __post_init__(self) -> None:
         _check_seconds("open_timeout", self.open_timeout, zero=False)
@@ -58,6 +63,8 @@ class ListenPolicy:
             isinstance(self.max_relistens, bool) or not isinstance(self.max_relistens, int) or self.max_relistens < 0
         ):
             raise ValueError(f"max_relistens must be an integer >= 0 or None, got {self.max_relistens!r}")
+        if isinstance(self.max_pending, bool) or not isinstance(self.max_pending, int) or self.max_pending < 1:
+            raise ValueError(f"max_pending must be an integer of at least 1, got {self.max_pending!r}")
 
     def replace(self, **changes: Any) -> ListenPolicy:
         """Return a copy with some fields changed."""

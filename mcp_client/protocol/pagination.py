@@ -2,19 +2,33 @@
 
 Pure protocol: each page is got by a ``fetch(params)`` the caller hands in (through the result cache, or straight
 to the server), and the walk follows ``nextCursor`` to the end, refusing a server that loops.
+
+One listing is bounded as a whole, not only page by page: at most :data:`MAX_PAGES` pages, :data:`MAX_ITEMS` items
+(the entries of its lists, all pages together) and :data:`MAX_BYTES` of JSON. A server past any of them gets a
+:class:`~mcp_client.errors.ProtocolError` naming the bound, and nothing of the walk is kept; the cursors seen are
+remembered by their digests, so a server's long cursors cost nothing more.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic_core import to_json
+
 from mcp_client.errors import ProtocolError
 
-__all__ = ["MAX_PAGES", "Fetch", "walk"]
+__all__ = ["MAX_BYTES", "MAX_ITEMS", "MAX_PAGES", "Fetch", "walk"]
 
-MAX_PAGES = 10_000
+MAX_PAGES = 1_000
 """Pages one list may have before the walk is taken for a loop."""
+
+MAX_ITEMS = 100_000
+"""Items one list may have, its pages together (tools, resources, prompts or templates)."""
+
+MAX_BYTES = 128 * 1024 * 1024
+"""JSON bytes one list may hold, its pages together (128 MiB)."""
 
 Fetch = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """Gets one page: called with the page's params (``{}`` or ``{"cursor": ...}``), returns its ``result``."""
@@ -24,21 +38,30 @@ async def walk(method: str, fetch: Fetch) -> list[dict[str, Any]]:
     """Every page of the listing ``method``, each got by ``fetch(params)``, following ``nextCursor`` to the end.
 
     Raises:
-        ProtocolError: the server repeated a cursor, sent one that is not a string, or sent too many pages.
+        ProtocolError: the server repeated a cursor, sent one that is not a string, or sent more pages, items or
+            bytes than one listing may hold.
     """
     found: list[dict[str, Any]] = []
     cursor: str | None = None
-    seen: set[str] = set()
+    seen: set[bytes] = set()
+    items = size = 0
     for _ in range(MAX_PAGES):
         page = await fetch({} if cursor is None else {"cursor": cursor})
+        items += sum(len(value) for value in page.values() if isinstance(value, list))
+        if items > MAX_ITEMS:
+            raise ProtocolError(f"{method}: more than {MAX_ITEMS:,} items in one listing", method=method)
+        size += len(to_json(page))
+        if size > MAX_BYTES:
+            raise ProtocolError(f"{method}: more than {MAX_BYTES:,} bytes in one listing", method=method)
         found.append(page)
         next_cursor = page.get("nextCursor")
         if next_cursor is None:
             return found
         if not isinstance(next_cursor, str):
-            raise ProtocolError(f"{method}: nextCursor is not a string: {next_cursor!r}", method=method)
-        if next_cursor in seen:
-            raise ProtocolError(f"{method}: the server repeated the cursor {next_cursor!r}", method=method)
-        seen.add(next_cursor)
+            raise ProtocolError(f"{method}: nextCursor is not a string: {next_cursor!r:.80}", method=method)
+        digest = hashlib.sha256(next_cursor.encode(errors="surrogatepass")).digest()
+        if digest in seen:
+            raise ProtocolError(f"{method}: the server repeated the cursor {next_cursor!r:.80}", method=method)
+        seen.add(digest)
         cursor = next_cursor
-    raise ProtocolError(f"{method}: more than {MAX_PAGES} pages", method=method)
+    raise ProtocolError(f"{method}: more than {MAX_PAGES:,} pages", method=method)

@@ -30,11 +30,7 @@ import anyio.lowlevel
 from mcp_client._backends.auto import current_backend
 from mcp_client._backends.base import Backend
 from mcp_client._types import JSONObject, RequestId
-from mcp_client.errors import (
-    MCPClientError,
-    ProtocolError,
-    TransportError,
-)
+from mcp_client.errors import MCPClientError, ProtocolError, TransportError
 from mcp_client.events import (
     CancelSent,
     Event,
@@ -47,12 +43,7 @@ from mcp_client.events import (
     ServerStderr,
     TransportFailure,
 )
-from mcp_client.policy import (
-    Progress,
-    ProgressTokens,
-    ProgressVerdict,
-    RequestIds,
-)
+from mcp_client.policy import Progress, ProgressTokens, ProgressVerdict, RequestIds
 from mcp_client.policy.ids import wire_id
 from mcp_client.policy.progress import finite_number
 from mcp_client.protocol.era import Era
@@ -62,7 +53,7 @@ from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, WireRequest
 from mcp_client.session.listeners import NotificationListener, tell
 from mcp_client.session.pending import Pending
-from mcp_client.session.server_requests import ServerRequests
+from mcp_client.session.server_requests import DEFAULT_MAX_SERVER_REQUESTS, ServerRequests
 from mcp_client.transports.base import Connection
 
 __all__ = ["Session"]
@@ -91,6 +82,7 @@ class Session:
         cancel_timeout: float = 5.0,
         input_handler: InputHandler | None = None,
         on_notification: Callable[[str, JSONObject], None] | None = None,
+        max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
     ) -> None:
         self._task_group = task_group
         self._emit = emit
@@ -114,6 +106,8 @@ class Session:
             waiting_on_a_person=self.waiting_on_a_person,
             send_response=self._send_response,
             send_timeout=cancel_timeout,
+            max_concurrent=max_server_requests,
+            on_dropped=lambda detail: self.emit(ProtocolViolation(detail, None)),
         )
         backend: Backend = current_backend()  # the backend's fast paths, looked up once
         self.clock = backend.now

@@ -52,7 +52,7 @@ class Subscription:
     ) -> None:
         self.asked = asked
         """The filter that was asked for."""
-        self._pending = PendingChanges()
+        self._pending = PendingChanges(policy.max_pending)
         self._engine: ModernSubscription | LegacySubscription
         era = runner.session.era
         if era is not None and era.listen_stream:
@@ -77,6 +77,12 @@ class Subscription:
     def subscription_id(self) -> int | str | None:
         """The id of the open ``subscriptions/listen`` request (2026-07-28; it changes with each re-listen)."""
         return self._engine.request_id
+
+    @property
+    def dropped(self) -> int:
+        """How many changes were dropped because :attr:`ListenPolicy.max_pending <mcp_client.ListenPolicy>` of
+        them were waiting for the consumer already (each logged; see :mod:`mcp_client.subscriptions.pending`)."""
+        return self._pending.dropped
 
     @property
     def relistens(self) -> int:

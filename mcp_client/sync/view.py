@@ -120,6 +120,13 @@ class SyncSubscription(SubscriptionBase):
         return self._async.subscription_id
 
     @property
+    def dropped(self) -> int:
+        """How many changes were dropped because :attr:`ListenPolicy.max_pending <mcp_client.ListenPolicy>` of
+        them were waiting for the consumer already (each logged; see :mod:`mcp_client.subscriptions.pending`).
+        """
+        return self._async.dropped
+
+    @property
     def relistens(self) -> int:
         """How many times the subscription was opened again after a drop."""
         return self._async.relistens

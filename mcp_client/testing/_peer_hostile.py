@@ -15,7 +15,7 @@ import json
 
 from mcp_client.testing._peer_tools import JsonObject, ToolCall, ToolSpec, text_result
 
-__all__ = ["HOSTILE_KINDS", "HOSTILE_TOOLS", "hostile_line"]
+__all__ = ["HOSTILE_KINDS", "HOSTILE_TOOLS", "flood_client", "hostile_line"]
 
 HOSTILE_KINDS: tuple[str, ...] = (
     "deep_nesting",
@@ -24,6 +24,7 @@ HOSTILE_KINDS: tuple[str, ...] = (
     "not_utf8",
     "not_an_object",
     "huge_line",
+    "many_values",
     "wrong_id",
     "string_id_never_issued",
     "null_id_error",
@@ -66,6 +67,13 @@ def hostile_line(kind: str, *, depth: int = 5000, size: int = 2_000_000, token: 
         return b'["jsonrpc","2.0"]'
     if kind == "huge_line":
         return _dumps(_notification("x" * size))
+    if kind == "many_values":  # small enough for the size limit, but a quarter of a million values to decode
+        count = size * 3 // 8 // 3
+        return (
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":['
+            + b"{}," * count
+            + b"{}]}}"
+        )
     if kind == "wrong_id":
         return _dumps({"jsonrpc": "2.0", "id": 987654, "result": {"content": []}})
     if kind == "string_id_never_issued":
@@ -120,6 +128,22 @@ async def result_and_error(call: ToolCall) -> None:
     call.responded = True
 
 
+async def flood_client(call: ToolCall) -> None:
+    """``count`` requests of ``method`` to the client in one write, then this call's answer: a flood of the
+    server's requests (2025-11-25), which the client must answer with a bounded number of tasks."""
+    method = call.text("method", "ping")
+    count = call.integer("count", 1000, minimum=0)
+    params = {"mode": "form", "message": "Your name?", "requestedSchema": {"type": "object", "properties": {}}}
+    lines = [
+        _dumps({"jsonrpc": "2.0", "id": f"flood-{n}", "method": method, "params": params if method != "ping" else {}})
+        for n in range(count)
+    ]
+    result = text_result(f"flooded {count}")
+    answer = _dumps({"jsonrpc": "2.0", "id": call.request_id, "result": result})
+    await call.link.send_raw(b"\n".join([*lines, answer]) + b"\n")
+    call.responded = True
+
+
 def _hints(title: str) -> JsonObject:
     return {"title": title, "readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
 
@@ -135,6 +159,16 @@ HOSTILE_TOOLS: tuple[ToolSpec, ...] = (
         },
         _hints("Hostile input"),
         hostile,
+    ),
+    ToolSpec(
+        "flood_client",
+        "2025-11-25: send the client `count` requests of `method` in one write, then this call's answer.",
+        {
+            "method": {"type": "string", "default": "ping"},
+            "count": {"type": "integer", "description": "How many requests.", "default": 1000},
+        },
+        _hints("Flood the client"),
+        flood_client,
     ),
     ToolSpec(
         "result_and_error",

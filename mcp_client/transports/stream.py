@@ -1,9 +1,10 @@
 """Newline-delimited JSON over a pair of byte streams: the framing of stdio, shared by the in-memory transport.
 
 One reader task splits the incoming bytes into lines, parses each as compact JSON and hands objects to the
-session. A line that is not JSON, not an object, or longer than the size limit is reported and skipped: it never
-ends the connection and never disturbs unrelated requests. Writes are serialised by a lock so lines never
-interleave. End of input is the death of the shared channel: every request on it fails at once.
+session. A line that is not JSON, not an object, longer than the size limit, or that may hold more values than the
+limit that comes with it (:func:`~mcp_client.transports._json.max_values_for`: decoding holds the event loop) is
+reported and skipped: it never ends the connection and never disturbs unrelated requests. Writes are serialised
+by a lock so lines never interleave. End of input is the death of the shared channel: every request on it fails at once.
 
 Cancellation is the same in both eras here: a ``notifications/cancelled`` message.
 """
@@ -19,7 +20,7 @@ import anyio.abc
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
-from mcp_client.transports._json import dump_bytes, loads
+from mcp_client.transports._json import TooManyValues, dump_bytes, loads, max_values_for
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import Connection, MessageHandler
 
@@ -37,7 +38,9 @@ __all__ = [
 logger = logging.getLogger("mcp_client.transport")
 
 DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
-"""Largest message accepted from a server, in bytes (32 MiB)."""
+"""Largest message accepted from a server, in bytes (32 MiB). A message may also hold at most one value per 256
+bytes of this limit (131,072 by default), which keeps its decoding short; a host raises both with
+``max_message_size``."""
 
 _CHUNK = 65536
 
@@ -71,11 +74,12 @@ class LineSplitter:
     the event loop (no task wake-up per chunk).
     """
 
-    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size", "_unpaid", "streaming")
+    __slots__ = ("_buffer", "_discarding", "_handler", "_max_message_size", "_max_values", "_unpaid", "streaming")
 
     def __init__(self, handler: MessageHandler, *, max_message_size: int) -> None:
         self._handler = handler
         self._max_message_size = max_message_size
+        self._max_values = max_values_for(max_message_size)
         self._buffer = bytearray()
         self._discarding: bytes | None = None  # head of an oversized line being skipped
         self.streaming = False
@@ -108,7 +112,7 @@ class LineSplitter:
             if len(line) > self._max_message_size:
                 _report_oversized(handler, line[:HEAD_SIZE], self._max_message_size)
                 continue
-            if _deliver_line(line, handler):
+            if _deliver_line(line, handler, self._max_values):
                 notifications += 1
             else:
                 other += 1
@@ -178,12 +182,15 @@ def _report_oversized(handler: MessageHandler, head: bytes, limit: int) -> None:
     handler.on_invalid(f"message larger than the {limit}-byte limit was dropped", head, response_id_from_head(head))
 
 
-def _deliver_line(line: bytes, handler: MessageHandler) -> bool:
+def _deliver_line(line: bytes, handler: MessageHandler, max_values: int) -> bool:
     """Parse and deliver one line; True if it was a notification."""
     if not line.strip():
         return False
     try:
-        message = loads(line)
+        message = loads(line, max_values=max_values)
+    except TooManyValues as exc:
+        handler.on_invalid(f"{exc}: dropped unread", line[:HEAD_SIZE], response_id_from_head(line))
+        return False
     except ValueError as exc:
         handler.on_invalid(f"not valid JSON ({exc})", line[:HEAD_SIZE], response_id_from_head(line))
         return False

@@ -88,7 +88,7 @@ async def test_bad_input_on_a_real_pipe_loses_no_answer(kind: str) -> None:
 
 
 @pytest.mark.real_clock
-@pytest.mark.parametrize("kind", ["deep_nesting", "deep_nesting_response", "truncated", "not_an_object"])
+@pytest.mark.parametrize("kind", ["deep_nesting", "deep_nesting_response", "truncated", "not_an_object", "many_values"])
 async def test_bad_input_over_http_loses_no_answer(kind: str) -> None:
     events: list[Event] = []
     policy = TimeoutPolicy(idle=None, maximum=20, connect=30)

@@ -154,3 +154,28 @@ def test_the_router_demultiplexes_by_subscription_id_whatever_its_json_type() ->
     assert (seven.torn, eight.torn) == ([], ["bye"])
     assert id_key(7) == id_key("7") == "7"
     assert id_key(None) is None
+
+
+@pytest.mark.anyio
+async def test_a_backlog_of_distinct_resource_updates_is_bounded_and_its_drops_are_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pending = PendingChanges(limit=3)
+    with caplog.at_level("WARNING", logger="mcp_client.subscriptions"):
+        for n in range(10_000):
+            pending.put(ResourceUpdated(f"file:///dir/{n}"))
+        pending.put(ResourceUpdated("file:///dir/1"))  # waiting already: adds nothing, drops nothing
+        pending.put(ToolsListChanged())  # a list change is never dropped
+    assert pending.dropped == 10_000 - 3
+    assert len([r for r in caplog.records if "backlog is full" in r.message]) == 1  # once per run of drops
+    got = [await pending.get() for _ in range(4)]
+    assert got == [ResourceUpdated(f"file:///dir/{n}") for n in range(3)] + [ToolsListChanged()]
+    pending.put(ResourceUpdated("file:///dir/late"))
+    assert await pending.get() == ResourceUpdated("file:///dir/late")
+
+
+def test_the_backlog_bound_is_a_checked_part_of_the_listen_policy() -> None:
+    assert ListenPolicy().max_pending == 1024
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="max_pending"):
+            ListenPolicy(max_pending=bad)  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_headers import encode_header_value
-from mcp_client.transports._json import loads
+from mcp_client.transports._json import loads, max_values_for
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports.base import MessageHandler
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, batch_hooks
@@ -101,7 +101,7 @@ class _ConnectionState:
     def _parse(self, raw: bytes, request_id: RequestId | None, *, body: bool = False) -> JSONObject | None:
         """The JSON object in ``raw``, or None after reporting it (see :func:`_blame` for the request it fails)."""
         try:
-            message = loads(raw)
+            message = loads(raw, max_values=max_values_for(self._max_message_size))
         except ValueError as exc:
             self._handler.on_invalid(f"not valid JSON ({exc})", raw[:HEAD_SIZE], _blame(raw, request_id, body=body))
             return None

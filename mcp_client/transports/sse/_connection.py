@@ -34,7 +34,7 @@ from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._http_status import BACK_OFF_STATUSES, parse_retry_after
-from mcp_client.transports._json import dumps, loads
+from mcp_client.transports._json import dumps, loads, max_values_for
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, MessageHandler
@@ -211,7 +211,7 @@ class SseConnection(Connection):
             self._handler.on_invalid(detail, head, response_id_from_head(head))
             return None
         try:
-            message = loads(event.data)
+            message = loads(event.data, max_values=max_values_for(self._max_message_size))
         except ValueError as exc:
             self._handler.on_invalid(f"not valid JSON ({exc})", head, response_id_from_head(head))
             return None
