@@ -381,11 +381,16 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         """The call's options, decided once, after the meta hook saw ``params`` (the client's own dict): its
         policies (:meth:`resolve`), its tool headers, and whether it may run twice (``None``: a tool call, for
         which ``tools/list`` says). The client's calls renew a session the server ended. A call that resolves to
-        what the last call of the same tool did reuses its value (no allocation per call)."""
-        if self.meta_hook is not None:
-            self.meta_hook(method, params)
+        what the last call of the same tool did reuses its value (no allocation per call).
+
+        Every send of a ``tools/call`` takes its options here (a first send, a send again after a header mismatch,
+        ``request("tools/call")``), so this is where ``pin_tools`` refuses a tool whose definition changed."""
         name = params.get("name") if method == "tools/call" else None
         tool = name if isinstance(name, str) else None
+        if tool is not None:
+            self._check_pinned(tool)
+        if self.meta_hook is not None:
+            self.meta_hook(method, params)
         policy, retry_policy = self.resolve(tool, timeout=timeout, retry=retry)
         headers = self._tool_headers(tool, params.get("arguments")) if tool is not None else None
         if idempotent is None:  # (only retries ask)
