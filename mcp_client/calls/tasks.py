@@ -371,7 +371,10 @@ class TaskDriver:
         self, task_id: str, *, policy: TimeoutPolicy, started_at: float, handle: TaskControl | None = None
     ) -> JSONObject:
         """Pick the task up by its id and poll it to its end, as one call (a first ``tasks/get``, then the drive);
-        the tool's result object. :class:`TaskNotFound` for an unknown or expired id."""
+        the tool's result object. :class:`TaskNotFound` for an unknown or expired id.
+
+        Every error says the call may have run: the work behind a task id may be running (or have run) whatever
+        became of our requests, the first ``tasks/get`` that could not even be written included."""
         control = RequestControl()
         try:
             return await self._call_runner.run(
@@ -383,9 +386,12 @@ class TaskDriver:
                 then=self.resume_phase(task_id, control, handle),
             )
         except InvalidParams as exc:
-            if exc.may_have_run:  # (the drive's own poll already said so)
-                raise
-            raise task_not_found(exc, task_id) from None
+            error: MCPClientError = exc if exc.may_have_run else task_not_found(exc, task_id)  # (else: the drive's)
+            error.may_have_run = True
+            raise error from None
+        except MCPClientError as exc:
+            exc.may_have_run = True
+            raise
 
     async def cancel(self, task_id: str, *, policy: TimeoutPolicy, reason: str = "cancelled by the client") -> None:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already

@@ -14,9 +14,19 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_client import Client, MaxTimeout, PolicyLayer, PolicyRegistry, TimeoutPolicy, ToolChanged, memory
+from mcp_client import (
+    Client,
+    MaxTimeout,
+    PolicyLayer,
+    PolicyRegistry,
+    TimeoutPolicy,
+    ToolChanged,
+    TransportError,
+    memory,
+)
 from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.policy.registry import PartialTimeout
+from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.memory import MemoryTransport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 from tests.integration.line_server import JSON, LineServer, Notify, RpcError
@@ -148,3 +158,30 @@ async def test_with_pin_tools_the_send_again_after_a_header_mismatch_checks_the_
     assert caught.value.tool == "transfer"
     assert may_have_run(caught.value) is Ran.NO
     assert server.methods().count("tools/call") == 1  # the refused one; never sent again
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("how", ["task_result", "resume"])
+async def test_a_task_picked_up_by_its_id_may_have_run_though_its_first_poll_was_never_written(
+    era: str, how: str
+) -> None:
+    """Red team: ``task_result()``/``resume()`` said "the tool did not run, so it is safe to try again" when the
+    first ``tasks/get`` could not be written, though the task exists and may be running."""
+    peer = ScriptedPeer(era=era, tasks=True)  # type: ignore[arg-type]
+    async with Client(memory(peer.serve), timeout=POLICY) as client:
+        async with client.tool_call("task_work", {"seconds": 60}) as call:
+            reference = await call.handoff()
+            call.detach()
+        assert reference is not None
+
+        def unwritable(message: JSON) -> bool:
+            raise TransportError("the channel broke before the request was written", written=False)
+
+        client.session.try_write = unwritable  # type: ignore[method-assign]
+        pick_up = client.resume(reference) if how == "resume" else client.task_result(reference.task_id)
+        with pytest.raises(TransportError) as caught:
+            await pick_up
+    assert caught.value.may_have_run is True
+    assert may_have_run(caught.value) is Ran.MAYBE
+    assert "did not run" not in caught.value.for_model
+    assert peer.tasks.tasks[reference.task_id].status == "working"
