@@ -28,7 +28,7 @@ from mcp_client.cache.partition import authorization_context, new_token, server_
 from mcp_client.cache.requests import CacheArg, CachedRequests
 from mcp_client.cache.result_cache import ResultCache
 from mcp_client.calls import CallOptions, CallRunner
-from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
+from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight, for_a_call
 from mcp_client.calls.progress import ProgressCallback
 from mcp_client.calls.runner import ConnectionOwner
 from mcp_client.client.call import Call
@@ -257,7 +257,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         """A session (not connected yet) and a runner of this client's calls over it, owned by ``owner`` (the
         client's link: it alone calls this)."""
         assert self._task_group is not None
-        input_handler = self._handlers.handle if self._handlers.any else None
+        # (what a handler calls is done for a call: it takes no slot, see calls/in_flight_limit.py)
+        input_handler = for_a_call(self._handlers.handle) if self._handlers.any else None
         session = Session(
             task_group=self._task_group,
             emit=self._on_event,

@@ -15,6 +15,7 @@ import anyio.abc
 import mcp_types
 
 from mcp_client._types import JSONObject
+from mcp_client.calls.in_flight_limit import for_a_call
 from mcp_client.calls.runner import CallRunner
 from mcp_client.calls.tasks import TaskDriver
 from mcp_client.errors import MCPClientError, MissingClientCapability
@@ -125,7 +126,7 @@ class TaskMethods:
         task_driver = TaskDriver(
             runner,
             task_group=task_group,
-            input_handler=handlers.handle if handlers.any else None,
+            input_handler=for_a_call(handlers.handle) if handlers.any else None,  # (its calls take no slot)
             cancel_timeout=cancel_timeout,
             poll=self.tasks.poll,
         )

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import mcp_types
 import pytest
 
 from mcp_client import (
@@ -19,6 +20,7 @@ from mcp_client import (
     MaxTimeout,
     PolicyLayer,
     PolicyRegistry,
+    Progress,
     TimeoutPolicy,
     ToolChanged,
     TransportError,
@@ -29,6 +31,7 @@ from mcp_client.policy.registry import PartialTimeout
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.memory import MemoryTransport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
+from tests.integration.helpers import text_of
 from tests.integration.line_server import JSON, LineServer, Notify, RpcError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
@@ -185,3 +188,57 @@ async def test_a_task_picked_up_by_its_id_may_have_run_though_its_first_poll_was
     assert may_have_run(caught.value) is Ran.MAYBE
     assert "did not run" not in caught.value.for_model
     assert peer.tasks.tasks[reference.task_id].status == "working"
+
+
+async def test_a_task_backed_call_leaves_its_slot_when_the_task_is_made() -> None:
+    """Red team: with ``max_in_flight=1`` a call that became a 60 s task held the one slot for the task's whole
+    life, so an echo behind it waited 60 s (with hour-long tasks every other call ended ``MaxTimeout``)."""
+    peer = ScriptedPeer(era="modern", tasks=True)
+    async with Client(memory(peer.serve), timeout=POLICY, max_in_flight=1) as client:
+        limit = client._in_flight_limit
+        assert limit is not None
+        async with client.tool_call("task_work", {"seconds": 60, "text": "later"}) as task_call:
+            assert await task_call.handoff() is not None
+            started = anyio.current_time()
+            echoed = await client.call_tool("echo", {"text": "beside the task"})
+            assert anyio.current_time() - started < 1
+            assert text_of(echoed) == "beside the task"
+            assert text_of(await task_call.result()) == "task done: later"
+        assert (limit.in_flight, limit.waiting) == (0, 0)
+
+
+@pytest.mark.parametrize("handler", ["progress", "elicitation"])
+async def test_a_handler_of_the_call_holding_the_last_slot_may_call_the_same_client(handler: str) -> None:
+    """Red team: a handler of a call (an async progress callback, an elicitation handler) that called the same
+    client while its call held the last slot waited in line behind that call: both ended at the maximum. What a
+    handler calls is done for its call: it takes no slot."""
+    peer = ScriptedPeer(era="legacy")
+    inner: list[str] = []
+    clients: list[Client] = []
+
+    async def call_inside() -> None:
+        if not inner:
+            inner.append(text_of(await clients[0].call_tool("echo", {"text": "inner"})))
+
+    async def on_progress(update: Progress) -> None:
+        await call_inside()
+
+    async def elicitation(params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        await call_inside()
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    options: dict[str, Any] = {"elicitation": elicitation} if handler == "elicitation" else {}
+    async with Client(memory(peer.serve), timeout=POLICY, max_in_flight=1, **options) as client:
+        clients.append(client)
+        limit = client._in_flight_limit
+        assert limit is not None
+        started = anyio.current_time()
+        if handler == "progress":
+            arguments = {"seconds": 1, "progress_every": 0.2}
+            result = await client.call_tool("slow", arguments, on_progress=on_progress)
+        else:
+            result = await client.call_tool("elicit_client")
+        assert anyio.current_time() - started < 5
+        assert (limit.in_flight, limit.waiting) == (0, 0)
+    assert inner == ["inner"]
+    assert not result.is_error
