@@ -371,10 +371,9 @@ class TaskDriver:
         self, task_id: str, *, policy: TimeoutPolicy, started_at: float, handle: TaskControl | None = None
     ) -> JSONObject:
         """Pick the task up by its id and poll it to its end, as one call (a first ``tasks/get``, then the drive);
-        the tool's result object. :class:`TaskNotFound` for an unknown or expired id.
-
-        Every error says the call may have run: the work behind a task id may be running (or have run) whatever
-        became of our requests, the first ``tasks/get`` that could not even be written included."""
+        the tool's result object. :class:`TaskNotFound` for an unknown or expired id. Every error says the call may
+        have run: the work behind a task id may have run, whatever became of our requests (a first ``tasks/get``
+        never written included)."""
         control = RequestControl()
         try:
             return await self._call_runner.run(
@@ -385,13 +384,10 @@ class TaskDriver:
                 control=control,
                 then=self.resume_phase(task_id, control, handle),
             )
-        except InvalidParams as exc:
-            error: MCPClientError = exc if exc.may_have_run else task_not_found(exc, task_id)  # (else: the drive's)
-            error.may_have_run = True
-            raise error from None
         except MCPClientError as exc:
-            exc.may_have_run = True
-            raise
+            error = task_not_found(exc, task_id) if isinstance(exc, InvalidParams) and not exc.may_have_run else exc
+            error.may_have_run = True  # (an InvalidParams that may have run is the drive's own, not the first get's)
+            raise error from None
 
     async def cancel(self, task_id: str, *, policy: TimeoutPolicy, reason: str = "cancelled by the client") -> None:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already

@@ -17,22 +17,30 @@ import pytest
 
 from mcp_client import (
     Client,
+    Event,
     MaxTimeout,
     PolicyLayer,
     PolicyRegistry,
     Progress,
+    RequestSent,
+    RestartPolicy,
+    RetryPolicy,
+    ServerRestarted,
+    TaskCreated,
     TimeoutPolicy,
     ToolChanged,
     TransportError,
     memory,
 )
 from mcp_client.outcomes import Ran, may_have_run
+from mcp_client.policy.defaults import USE_CLIENT_DEFAULT
 from mcp_client.policy.registry import PartialTimeout
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.memory import MemoryTransport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 from tests.integration.helpers import text_of
 from tests.integration.line_server import JSON, LineServer, Notify, RpcError
+from tests.integration.test_supervisor import RestartableMemory
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 
@@ -50,7 +58,7 @@ def _slow_listing_server(seconds: float) -> LineServer:
             return {"content": []}
         raise RpcError(-32601, method)
 
-    capabilities = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    capabilities: JSON = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
     return LineServer(handle, era="legacy", capabilities=capabilities)
 
 
@@ -242,3 +250,42 @@ async def test_a_handler_of_the_call_holding_the_last_slot_may_call_the_same_cli
         assert (limit.in_flight, limit.waiting) == (0, 0)
     assert inner == ["inner"]
     assert not result.is_error
+
+
+async def test_a_task_backed_call_moved_to_a_restarted_process_keeps_its_place_in_the_line() -> None:
+    """A task-backed call leaves its slot when its task is made; when its process dies and it is sent again on
+    the next one, it takes a slot at the head of the line, before the calls that came after it (it used to
+    re-enter the line at the back)."""
+    peer = ScriptedPeer(era="modern", tasks=True)
+    restart = RestartPolicy(max_restarts=3, window=100, initial_backoff=1, max_backoff=1)
+    events: list[Event] = []
+    transport = RestartableMemory(peer.serve, restart=restart)
+    async with Client(transport, timeout=POLICY, on_event=events.append, max_in_flight=1) as client:
+        limit = client._in_flight_limit
+        assert limit is not None
+        outcomes: dict[str, object] = {}
+
+        async def call(key: str, name: str, arguments: dict[str, Any]) -> None:
+            retry = RetryPolicy(idempotent=True) if name == "task_work" else USE_CLIENT_DEFAULT
+            try:
+                outcomes[key] = text_of(await client.call_tool(name, arguments, retry=retry))
+            except TransportError as exc:
+                outcomes[key] = exc
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "task", "task_work", {"seconds": 5, "text": "moved"})
+            while not any(isinstance(e, TaskCreated) for e in events):
+                await anyio.sleep(0.01)
+            group.start_soon(call, "die", "die", {"after": 1})  # takes the slot the task call left
+            await anyio.sleep(0.25)
+            group.start_soon(call, "first", "echo", {"text": "first"})  # in line behind "die"
+            await anyio.sleep(0.25)
+            group.start_soon(call, "later", "echo", {"text": "later"})  # in line behind it
+        assert outcomes["task"] == "task done: moved"
+        assert (outcomes["first"], outcomes["later"]) == ("first", "later")
+        assert isinstance(outcomes["die"], TransportError)
+        assert (limit.in_flight, limit.waiting) == (0, 0)
+    restarted = next(i for i, e in enumerate(events) if isinstance(e, ServerRestarted))
+    sent_after = [e for e in events[restarted:] if isinstance(e, RequestSent) and e.method == "tools/call"]
+    # "first" held the slot "die" gave back when the process died; the moved call comes before "later".
+    assert [e.target for e in sent_after] == ["echo", "task_work", "echo"]
