@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types
 import pytest
 
@@ -19,6 +20,7 @@ from mcp_client import (
     Client,
     Event,
     MaxTimeout,
+    MCPClientError,
     PolicyLayer,
     PolicyRegistry,
     Progress,
@@ -27,6 +29,7 @@ from mcp_client import (
     RetryPolicy,
     ServerRestarted,
     TaskCreated,
+    TaskPolicy,
     TimeoutPolicy,
     ToolChanged,
     TransportError,
@@ -35,6 +38,7 @@ from mcp_client import (
 from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT
 from mcp_client.policy.registry import PartialTimeout
+from mcp_client.policy.tasks import PollPolicy
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.memory import MemoryTransport
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
@@ -260,7 +264,8 @@ async def test_a_task_backed_call_moved_to_a_restarted_process_keeps_its_place_i
     restart = RestartPolicy(max_restarts=3, window=100, initial_backoff=1, max_backoff=1)
     events: list[Event] = []
     transport = RestartableMemory(peer.serve, restart=restart)
-    async with Client(transport, timeout=POLICY, on_event=events.append, max_in_flight=1) as client:
+    polls = TaskPolicy(poll=PollPolicy(default_interval=0.2, max_interval=0.2, backoff=1, jitter=0))
+    async with Client(transport, timeout=POLICY, on_event=events.append, max_in_flight=1, tasks=polls) as client:
         limit = client._in_flight_limit
         assert limit is not None
         outcomes: dict[str, object] = {}
@@ -278,14 +283,54 @@ async def test_a_task_backed_call_moved_to_a_restarted_process_keeps_its_place_i
                 await anyio.sleep(0.01)
             group.start_soon(call, "die", "die", {"after": 1})  # takes the slot the task call left
             await anyio.sleep(0.25)
-            group.start_soon(call, "first", "echo", {"text": "first"})  # in line behind "die"
+            group.start_soon(call, "first", "slow", {"seconds": 3})  # in line behind "die"
             await anyio.sleep(0.25)
             group.start_soon(call, "later", "echo", {"text": "later"})  # in line behind it
         assert outcomes["task"] == "task done: moved"
-        assert (outcomes["first"], outcomes["later"]) == ("first", "later")
+        assert (outcomes["first"], outcomes["later"]) == ("done", "later")
         assert isinstance(outcomes["die"], TransportError)
         assert (limit.in_flight, limit.waiting) == (0, 0)
     restarted = next(i for i, e in enumerate(events) if isinstance(e, ServerRestarted))
     sent_after = [e for e in events[restarted:] if isinstance(e, RequestSent) and e.method == "tools/call"]
-    # "first" held the slot "die" gave back when the process died; the moved call comes before "later".
-    assert [e.target for e in sent_after] == ["echo", "task_work", "echo"]
+    # "first" held the slot "die" gave back when the process died (long enough for the task call's next poll to
+    # find its process gone); the moved call comes before "later", which was in line first.
+    assert [e.target for e in sent_after] == ["slow", "task_work", "echo"]
+
+
+async def test_a_call_moved_to_a_restarted_process_may_have_run_if_any_process_may_have_run_it() -> None:
+    """ "May have run" is the call's, over every process it was written to: an idempotent call written on the first
+    process, then refused as it stood by the second, ends saying it may have run (the first may have run it)."""
+    peer = ScriptedPeer(era="modern")
+
+    async def refuse(method: str, params: JSON, notify: Notify) -> JSON:
+        raise RpcError(-32600, f"{method} refused as it stood")
+
+    second = LineServer(refuse)
+    processes = 0
+
+    async def serve(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        nonlocal processes
+        processes += 1
+        await (peer.serve if processes == 1 else second.serve)(receive, send)
+
+    restart = RestartPolicy(max_restarts=3, window=100, initial_backoff=1, max_backoff=1)
+    async with Client(RestartableMemory(serve, restart=restart), timeout=POLICY) as client:
+        caught: list[MCPClientError] = []
+
+        async def written_then_moved() -> None:
+            try:
+                await client.call_tool("slow", {"seconds": 10}, retry=RetryPolicy(idempotent=True))
+            except MCPClientError as exc:
+                caught.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(written_then_moved)
+            await anyio.sleep(0.5)
+            with pytest.raises(TransportError):
+                await client.call_tool("die")
+    (error,) = caught
+    assert second.methods().count("tools/call") == 1  # it was moved, and refused there
+    assert peer.stats.calls_by_tool["slow"] == 1  # written on the first process
+    assert error.may_have_run is True
+    assert may_have_run(error) is Ran.MAYBE
+    assert "did not run" not in error.for_model
