@@ -156,7 +156,7 @@ class CallRunner:
             sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
         if pump is None:
             return self._live(method, params, options, deadline, sink, control, then)
-        # (the pump's frame holds the slot, until the callback's last update ran or the call became a task)
+        # (the pump's frame takes the slot, for _live to give back when the request was answered)
         held = Held(None)
         call = self._live(method, params, options, deadline, sink, control, then, held)
         return self._beside_pump(pump, method, deadline, control, call, held)
@@ -178,8 +178,8 @@ class CallRunner:
         held: Held,
     ) -> JSONObject:
         """``call`` (:meth:`_live` with ``held``) with a progress callback that needs a task of its own: the pump
-        runs beside the call, and the call's slot (``held``) is held until the callback's last update ran (or the
-        call became a task)."""
+        runs beside the call, which takes its slot here (``held``; :meth:`_live` gives it back when the request was
+        answered, while the callback may still drain its last update)."""
         try:
             held.limit = await self._enter_slot(method, deadline, control)
         except BaseException:
@@ -259,9 +259,9 @@ class CallRunner:
                         if self._budget is not None:
                             self._budget.record_success()
                         if not wants_input(method, result, allowed=session.input_rounds):
+                            if held is not None:  # answered: the slot goes back (a task's life holds none)
+                                held.leave()
                             if then is not None:
-                                if held is not None:  # answered: a task's polls and waits hold no slot
-                                    held.leave()
                                 try:
                                     result = await then(call, params, result)
                                 except MCPClientError as exc:
