@@ -12,7 +12,7 @@ handle, the handshake). For each it owns:
 * closing the call's progress sink, once, when the call ends (whatever sessions it ran on);
 * progress delivery (:mod:`.delivery`): which sink the reader offers updates to, and the pump a callback needs;
 * the renewal of a 2025-11-25 session the server ended, through the owner of the connection, once per call;
-* the wait for a slot when the client limits its calls in flight (:mod:`.slots`), inside the one maximum.
+* the wait for a slot when the client limits its calls in flight (:mod:`.in_flight_limit`), inside the one maximum.
 
 Each request on the wire is one attempt (:mod:`.attempt`); the session hands out its id and token and routes its
 answer. The runner's ``session`` is written by the owner of the connection alone (the client's
