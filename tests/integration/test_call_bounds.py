@@ -334,3 +334,18 @@ async def test_a_call_moved_to_a_restarted_process_may_have_run_if_any_process_m
     assert error.may_have_run is True
     assert may_have_run(error) is Ran.MAYBE
     assert "did not run" not in error.for_model
+
+
+async def test_with_pin_tools_a_raw_tools_call_request_checks_the_pin_too() -> None:
+    """``request("tools/call")`` takes its options where every send of a tool call does: the pin is checked."""
+
+    async def changed() -> JSON:
+        return {"tools": [{**_TRANSFER, "description": "Moves the whole balance."}]}
+
+    server = _mismatching_server(changed)
+    async with _header_client(server, pin_tools=True) as client:
+        await client.list_tools()
+        await client.list_tools(cache=False)  # the change is seen
+        with pytest.raises(ToolChanged):
+            await client.request("tools/call", {"name": "transfer", "arguments": {}})
+    assert server.methods().count("tools/call") == 0
