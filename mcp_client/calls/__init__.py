@@ -4,7 +4,8 @@ A call is what a caller awaits; it may put several requests on the wire (retries
 session renewal). The room owns that life and nothing else: :mod:`.options` (a call's policies as one value),
 :mod:`.runner` (the call from start to end: its one ``Deadline``, attempts, retries, input rounds, progress
 delivery, renewal), :mod:`.attempt` (one request: the write bounded by the hard deadline, the wait),
-:mod:`.delivery` (which progress sink, which pump) and :mod:`.input_rounds` (answering ``input_required``). Below it
+:mod:`.delivery` (which progress sink, which pump), :mod:`.input_rounds` (answering ``input_required``) and
+:mod:`.scope` (the steps done for a call before its request, inside its one maximum). Below it
 the session is the wire (ids, tables, routing, cancels); above it the client resolves policies and the ``tool_call``
 handle starts, cancels, detaches and exposes a call run here.
 

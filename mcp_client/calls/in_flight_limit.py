@@ -16,7 +16,13 @@ served, before anything of theirs is written. The rules:
   admitted call or a subscription alive (task polls, ``tasks/cancel``, listens) never wait for a slot.
 
 A call holds its slot for its whole run (retries, input rounds, a session renewal), and gives it back when its
-request has been answered: a call that became a task leaves its slot when the task is created.
+request has been answered: a call that became a task leaves its slot when the task is created (its polls count as
+none). A call that must be sent again after that (its process died in the task phase and it moves to the next one)
+takes a slot again at the head of the line, before every call that arrived after it: it keeps its place.
+
+A call made by a handler the client runs for a call (an elicitation, sampling or roots handler, an async progress
+callback: see :func:`for_a_call`) takes no slot and waits for none: it is work the admitted call is waiting on, so
+making it wait behind that call would deadlock the two until the first one's maximum.
 
 May touch the in-flight records, the policy core's ``Deadline``, the errors and events, the session (its clock
 and events) and the backend's waiter; never a transport.
@@ -25,7 +31,9 @@ and events) and the backend's waiter; never a transport.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import ParamSpec, TypeVar
 
 import anyio
 
@@ -37,7 +45,28 @@ from mcp_client.policy import Deadline
 from mcp_client.session.inflight import CallState, RequestControl, WireRequest
 from mcp_client.session.session import Session
 
-__all__ = ["UNCOUNTED_METHODS", "InFlightLimit", "check_max_in_flight"]
+__all__ = ["UNCOUNTED_METHODS", "InFlightLimit", "Held", "check_max_in_flight", "for_a_call"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_FOR_A_CALL: ContextVar[bool] = ContextVar("mcp_client_for_a_call", default=False)
+"""True while a handler of a call runs (and in the tasks it starts): its own calls take no slot."""
+
+
+def for_a_call(handler: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """``handler`` (something the client runs for a call: an input handler, an async progress callback) marked so
+    that the calls it makes take no slot and wait for none (see the module documentation)."""
+
+    async def handling(*args: P.args, **kwargs: P.kwargs) -> R:
+        token = _FOR_A_CALL.set(True)
+        try:
+            return await handler(*args, **kwargs)
+        finally:
+            _FOR_A_CALL.reset(token)
+
+    return handling
+
 
 UNCOUNTED_METHODS: frozenset[str] = frozenset(
     {
@@ -119,12 +148,13 @@ class InFlightLimit:
 
     @staticmethod
     def counts(method: str) -> bool:
-        """Whether a request of ``method`` takes a slot (see :data:`UNCOUNTED_METHODS`)."""
-        return method not in UNCOUNTED_METHODS
+        """Whether a request of ``method`` takes a slot (see :data:`UNCOUNTED_METHODS`); never one made by a
+        handler of a call (:func:`for_a_call`)."""
+        return method not in UNCOUNTED_METHODS and not _FOR_A_CALL.get()
 
-    def try_enter(self) -> bool:
-        """Take a slot now if one is free and nobody waits before us."""
-        if self._in_flight < self.limit and not self._line:
+    def try_enter(self, *, first: bool = False) -> bool:
+        """Take a slot now if one is free and nobody waits before us (``first``: whoever waits)."""
+        if self._in_flight < self.limit and (first or not self._line):
             self._in_flight += 1
             return True
         return False
@@ -139,9 +169,16 @@ class InFlightLimit:
             self._in_flight -= 1
 
     async def wait_for_turn(
-        self, method: str, deadline: Deadline, control: RequestControl | None, session: Session
+        self,
+        method: str,
+        deadline: Deadline,
+        control: RequestControl | None,
+        session: Session,
+        *,
+        first: bool = False,
     ) -> None:
         """Wait in line for a slot, until the call's maximum; return holding it, or raise having given it back.
+        ``first``: at the head of the line (a call that held a slot already and must be sent again keeps its place).
 
         Raises:
             MaxTimeout: the maximum passed first (nothing was sent).
@@ -154,6 +191,8 @@ class InFlightLimit:
         number = self._next_turn
         self._next_turn += 1
         self._line[number] = turn
+        if first:
+            self._line.move_to_end(number, last=False)
         since = session.clock()
         waiting_call = CallState(method, deadline, None)
         # A cancel through the control settles this placeholder, which wakes the wait at once (as a task's poll).
@@ -200,3 +239,18 @@ class InFlightLimit:
                     session.emit(RequestFinished(0, method, deadline.elapsed(now), error, cancelled))
         if error is not None:
             raise error
+
+
+class Held:
+    """The slot one call holds, if any: given back once, when its request was answered (or the call ended)."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: InFlightLimit | None) -> None:
+        self.limit = limit
+
+    def leave(self) -> None:
+        """Give the slot back (nothing if it was given back already, or none was taken)."""
+        limit, self.limit = self.limit, None
+        if limit is not None:
+            limit.leave()

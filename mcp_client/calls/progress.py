@@ -19,6 +19,7 @@ from typing import TypeAlias
 
 import anyio
 
+from mcp_client.calls.in_flight_limit import for_a_call
 from mcp_client.policy.progress import Progress, ProgressCoalescer
 from mcp_client.session.batch import AfterBatch
 from mcp_client.session.inflight import ProgressSink
@@ -139,8 +140,8 @@ class CallbackPump:
 
     async def run(self) -> None:
         """Deliver until the stream ends or :meth:`finish` cuts it short. Run it in a task group."""
-        with self._scope:
-            await deliver_to_callback(self._stream, self._callback)
+        with self._scope:  # (the calls the callback makes are made for the call: they take no slot)
+            await for_a_call(deliver_to_callback)(self._stream, self._callback)
 
     def finish(self, *, succeeded: bool, deadline: float) -> None:
         """The call ended: stop now (failure) or drain until ``deadline`` at the latest (success)."""

@@ -12,7 +12,7 @@ handle, the handshake). For each it owns:
 * closing the call's progress sink, once, when the call ends (whatever sessions it ran on);
 * progress delivery (:mod:`.delivery`): which sink the reader offers updates to, and the pump a callback needs;
 * the renewal of a 2025-11-25 session the server ended, through the owner of the connection, once per call;
-* the wait for a slot when the client limits its calls in flight (:mod:`.slots`), inside the one maximum.
+* the wait for a slot when the client limits its calls in flight (:mod:`.in_flight_limit`), inside the one maximum.
 
 Each request on the wire is one attempt (:mod:`.attempt`); the session hands out its id and token and routes its
 answer. The runner's ``session`` is written by the owner of the connection alone (the client's
@@ -30,7 +30,7 @@ import anyio
 from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import run_attempt
 from mcp_client.calls.delivery import progress_delivery
-from mcp_client.calls.in_flight_limit import InFlightLimit
+from mcp_client.calls.in_flight_limit import Held, InFlightLimit
 from mcp_client.calls.input_rounds import answer_input_round, wants_input
 from mcp_client.calls.options import CallOptions
 from mcp_client.calls.progress import CallbackPump, ProgressCallback, ProgressSink
@@ -154,9 +154,12 @@ class CallRunner:
         pump = None
         if on_progress is not None:
             sink, pump = progress_delivery(on_progress, sink, self._progress_interval, self.session.after_batch)
-        counted = pump is None  # (else the pump's frame holds the slot, until the callback's last update ran)
-        call = self._live(method, params, options, deadline, sink, control, then, counted)
-        return call if pump is None else self._beside_pump(pump, method, deadline, control, call)
+        if pump is None:
+            return self._live(method, params, options, deadline, sink, control, then)
+        # (the pump's frame takes the slot, for _live to give back when the request was answered)
+        held = Held(None)
+        call = self._live(method, params, options, deadline, sink, control, then, held)
+        return self._beside_pump(pump, method, deadline, control, call, held)
 
     def _deadline(self, policy: TimeoutPolicy, started_at: float | None) -> Deadline:
         """The call's clocks: its maximum counts from ``started_at`` (never later than now), capped by the caller's
@@ -172,11 +175,13 @@ class CallRunner:
         deadline: Deadline,
         control: RequestControl | None,
         call: Coroutine[Any, Any, JSONObject],
+        held: Held,
     ) -> JSONObject:
-        """``call`` (:meth:`_live`, not counted) with a progress callback that needs a task of its own: the pump runs
-        beside the call, and the call's slot is held until the callback's last update ran."""
+        """``call`` (:meth:`_live` with ``held``) with a progress callback that needs a task of its own: the pump
+        runs beside the call, which takes its slot here (``held``; :meth:`_live` gives it back when the request was
+        answered, while the callback may still drain its last update)."""
         try:
-            limit = await self._enter_slot(method, deadline, control)
+            held.limit = await self._enter_slot(method, deadline, control)
         except BaseException:
             call.close()  # never started: nothing to unwind, but it must not be left unawaited
             raise
@@ -194,19 +199,19 @@ class CallRunner:
                 raise error
             return result
         finally:
-            if limit is not None:
-                limit.leave()
+            held.leave()
 
     async def _enter_slot(
-        self, method: str, deadline: Deadline, control: RequestControl | None
+        self, method: str, deadline: Deadline, control: RequestControl | None, *, first: bool = False
     ) -> InFlightLimit | None:
-        """A counted call waits for a slot first, inside its maximum (:mod:`.slots`); returns the limit it entered
-        (to leave at the call's end), or None when the call is not counted."""
+        """A counted call waits for a slot first, inside its maximum (:mod:`.in_flight_limit`); returns the limit it
+        entered (to leave when its request was answered), or None when the call is not counted. ``first``: the call
+        held a slot already and must be sent again: it keeps its place, at the head of the line."""
         limit = self.in_flight_limit
         if limit is None or not InFlightLimit.counts(method):
             return None
-        if not limit.try_enter():
-            await limit.wait_for_turn(method, deadline, control, self.session)
+        if not limit.try_enter(first=first):
+            await limit.wait_for_turn(method, deadline, control, self.session, first=first)
         return limit
 
     async def _live(
@@ -218,16 +223,15 @@ class CallRunner:
         sink: ProgressSink | None,
         control: RequestControl | None,
         then: Then | None,
-        counted: bool = True,
+        held: Held | None = None,
     ) -> JSONObject:
         """The call: a slot if the client limits its calls in flight, its attempts and input rounds on this session
         (then what it goes on with, ``then``), and once more on a new session if the server ended ours before it
-        saw the call. ``counted``: whether the call takes its own slot (False: the caller took it for the call)."""
+        saw the call. ``held``: the slot the caller took for the call (None: the call takes its own). The slot is
+        given back once the request was answered, before ``then`` (a task's life holds none)."""
         session = self.session
-        # A counted call holds its slot to its end (``counted``: False when the caller holds it for the call).
-        limit = None
-        if counted and self.in_flight_limit is not None:
-            limit = await self._enter_slot(method, deadline, control)
+        if held is None and self.in_flight_limit is not None:
+            held = Held(await self._enter_slot(method, deadline, control))
         try:
             renewed = False
             while True:
@@ -255,6 +259,8 @@ class CallRunner:
                         if self._budget is not None:
                             self._budget.record_success()
                         if not wants_input(method, result, allowed=session.input_rounds):
+                            if held is not None:  # answered: the slot goes back (a task's life holds none)
+                                held.leave()
                             if then is not None:
                                 try:
                                     result = await then(call, params, result)
@@ -262,8 +268,11 @@ class CallRunner:
                                     if session.closed_error is None:
                                         raise
                                     # The connection died in the call's task phase: the call itself may go to the
-                                    # next one, sent again from its start (when the retry rule allows it).
+                                    # next one, sent again from its start (when the retry rule allows it), in a
+                                    # slot again, taken at the head of the line (it keeps its place).
                                     session = await self._before_retry(session, call, exc, started, attempt, options)
+                                    if held is not None:
+                                        held.limit = await self._enter_slot(method, deadline, control, first=True)
                                     round_params, rounds = params, 0
                                     continue
                             succeeded = True
@@ -322,8 +331,8 @@ class CallRunner:
                     raise error from None
         finally:
             deadline.finish()
-            if limit is not None:
-                limit.leave()
+            if held is not None:
+                held.leave()
 
     async def _after_renewal(self, renewal: anyio.Event, call: CallState) -> Session:
         """Wait for the owner's renewal under way, until the call's maximum (the caller's own deadline cancels the

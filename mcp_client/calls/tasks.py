@@ -371,7 +371,9 @@ class TaskDriver:
         self, task_id: str, *, policy: TimeoutPolicy, started_at: float, handle: TaskControl | None = None
     ) -> JSONObject:
         """Pick the task up by its id and poll it to its end, as one call (a first ``tasks/get``, then the drive);
-        the tool's result object. :class:`TaskNotFound` for an unknown or expired id."""
+        the tool's result object. :class:`TaskNotFound` for an unknown or expired id. Every error says the call may
+        have run: the work behind a task id may have run, whatever became of our requests (a first ``tasks/get``
+        never written included)."""
         control = RequestControl()
         try:
             return await self._call_runner.run(
@@ -382,10 +384,10 @@ class TaskDriver:
                 control=control,
                 then=self.resume_phase(task_id, control, handle),
             )
-        except InvalidParams as exc:
-            if exc.may_have_run:  # (the drive's own poll already said so)
-                raise
-            raise task_not_found(exc, task_id) from None
+        except MCPClientError as exc:
+            error = task_not_found(exc, task_id) if isinstance(exc, InvalidParams) and not exc.may_have_run else exc
+            error.may_have_run = True  # (an InvalidParams that may have run is the drive's own, not the first get's)
+            raise error from None
 
     async def cancel(self, task_id: str, *, policy: TimeoutPolicy, reason: str = "cancelled by the client") -> None:
         """``tasks/cancel``, awaited; :class:`TaskNotFound` for an unknown, expired (or, at 2025-11-25, already

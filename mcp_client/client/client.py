@@ -28,7 +28,7 @@ from mcp_client.cache.partition import authorization_context, new_token, server_
 from mcp_client.cache.requests import CacheArg, CachedRequests
 from mcp_client.cache.result_cache import ResultCache
 from mcp_client.calls import CallOptions, CallRunner
-from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight
+from mcp_client.calls.in_flight_limit import InFlightLimit, check_max_in_flight, for_a_call
 from mcp_client.calls.progress import ProgressCallback
 from mcp_client.calls.runner import ConnectionOwner
 from mcp_client.client.call import Call
@@ -265,7 +265,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         """A session (not connected yet) and a runner of this client's calls over it, owned by ``owner`` (the
         client's link: it alone calls this)."""
         assert self._task_group is not None
-        input_handler = self._handlers.handle if self._handlers.any else None
+        # (what a handler calls is done for a call: it takes no slot, see calls/in_flight_limit.py)
+        input_handler = for_a_call(self._handlers.handle) if self._handlers.any else None
         session = Session(
             task_group=self._task_group,
             emit=self._on_event,
@@ -390,11 +391,16 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         """The call's options, decided once, after the meta hook saw ``params`` (the client's own dict): its
         policies (:meth:`resolve`), its tool headers, and whether it may run twice (``None``: a tool call, for
         which ``tools/list`` says). The client's calls renew a session the server ended. A call that resolves to
-        what the last call of the same tool did reuses its value (no allocation per call)."""
-        if self.meta_hook is not None:
-            self.meta_hook(method, params)
+        what the last call of the same tool did reuses its value (no allocation per call).
+
+        Every send of a ``tools/call`` takes its options here (a first send, a send again after a header mismatch,
+        ``request("tools/call")``), so this is where ``pin_tools`` refuses a tool whose definition changed."""
         name = params.get("name") if method == "tools/call" else None
         tool = name if isinstance(name, str) else None
+        if tool is not None:
+            self._check_pinned(tool)
+        if self.meta_hook is not None:
+            self.meta_hook(method, params)
         policy, retry_policy = self.resolve(tool, timeout=timeout, retry=retry)
         headers = self._tool_headers(tool, params.get("arguments")) if tool is not None else None
         if idempotent is None:  # (only retries ask)

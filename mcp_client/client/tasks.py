@@ -15,6 +15,7 @@ import anyio.abc
 import mcp_types
 
 from mcp_client._types import JSONObject
+from mcp_client.calls.in_flight_limit import for_a_call
 from mcp_client.calls.runner import CallRunner
 from mcp_client.calls.tasks import TaskDriver
 from mcp_client.errors import MCPClientError, MissingClientCapability
@@ -125,7 +126,7 @@ class TaskMethods:
         task_driver = TaskDriver(
             runner,
             task_group=task_group,
-            input_handler=handlers.handle if handlers.any else None,
+            input_handler=for_a_call(handlers.handle) if handlers.any else None,  # (its calls take no slot)
             cancel_timeout=cancel_timeout,
             poll=self.tasks.poll,
         )
@@ -160,14 +161,19 @@ class TaskMethods:
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         return self._task_driver
 
-    async def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool:
-        """2025-11-25: ask for a task (``params.task``) when the tool requires one, or allows one and the task
-        policy names it; the tool's support is learnt first (``tools/list``) when the server offers tasks and the
-        tool was not listed yet. At 2026-07-28 the server decides: nothing is added."""
+    def _must_learn_task_support(self, name: str) -> bool:
+        """2025-11-25: whether the tools must be listed before a call of ``name`` (the server offers tasks and the
+        tool was not listed yet); the call lists them inside its own maximum, then asks :meth:`_ask_for_task`."""
         if self.era.tasks_extension or not self.tasks.enabled:
             return False
-        if not self._tools_listed and name not in self._task_support and _serves_tasks(self.server_capabilities):
-            await self.list_tools(timeout=timeout)
+        return not self._tools_listed and name not in self._task_support and _serves_tasks(self.server_capabilities)
+
+    def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool:
+        """2025-11-25: ask for a task (``params.task``) when the tool requires one, or allows one and the task
+        policy names it (its support as the last listing said: see :meth:`_must_learn_task_support`). At
+        2026-07-28 the server decides: nothing is added."""
+        if self.era.tasks_extension or not self.tasks.enabled:
+            return False
         if not wants_task(self.tasks, name, self._task_support.get(name)):
             return False
         params["task"] = {"ttl": self.tasks.ttl_ms(self.resolve(name, timeout=timeout)[0].maximum)}

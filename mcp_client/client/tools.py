@@ -16,7 +16,7 @@ the handle's start, progress stream, control and task record: the two share the 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio.abc
@@ -24,6 +24,7 @@ import mcp_types
 
 from mcp_client._types import JSONObject
 from mcp_client.calls.options import CallOptions
+from mcp_client.calls.scope import CallScope
 from mcp_client.calls.tasks import TaskControl
 from mcp_client.client.call import Call
 from mcp_client.errors import HeaderMismatch, MCPClientError
@@ -36,10 +37,15 @@ if TYPE_CHECKING:
     from mcp_client.calls import CallRunner
     from mcp_client.calls.progress import ProgressCallback, ProgressSink
     from mcp_client.calls.tasks import TaskDriver
+    from mcp_client.policy import TimeoutPolicy
+    from mcp_client.policy.retry import RetryPolicy
     from mcp_client.protocol.logs import LogLevel
     from mcp_client.session.session import Session
 
 __all__ = ["ToolPath"]
+
+_LISTING = "the tools were listed to learn the tool's task support"
+_RELISTING = "the tools were listed again after a header mismatch"
 
 
 class ToolPath:
@@ -71,7 +77,11 @@ class ToolPath:
         def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None: ...
         def is_idempotent(self, tool: str) -> bool: ...
         def _check_pinned(self, name: str) -> None: ...
-        async def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool: ...
+        def _must_learn_task_support(self, name: str) -> bool: ...
+        def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool: ...
+        def resolve(
+            self, tool: str | None = None, *, timeout: TimeoutArg = ..., retry: RetryArg = ...
+        ) -> tuple[TimeoutPolicy, RetryPolicy | None]: ...
         def _explained(self, error: MCPClientError) -> MCPClientError: ...
         def _checked(self, name: str, result: mcp_types.CallToolResult) -> mcp_types.CallToolResult: ...
         async def list_tools(self, *, timeout: TimeoutArg = ..., cache: bool = ...) -> list[mcp_types.Tool]: ...
@@ -116,14 +126,14 @@ class ToolPath:
         """
         # (One frame for the whole call: a call in flight holds little more than its frames.)
         started_at = self.session.clock()  # the maximum counts from here: nothing after this extends it
-        self._check_pinned(name)
+        self._check_pinned(name)  # (before the listing below, too: a refused call sends nothing at all)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         try:
-            then = self._tasks.tool_phase(
-                asked=await self._ask_for_task(name, params, timeout), control=None, handle=None
-            )
-            options = self._call_options("tools/call", params, timeout, retry)
+            if self._must_learn_task_support(name):
+                await self._for_call(name, timeout, started_at, _LISTING, lambda: self.list_tools(timeout=timeout))
+            then = self._tasks.tool_phase(asked=self._ask_for_task(name, params, timeout), control=None, handle=None)
+            options = self._call_options("tools/call", params, timeout, retry)  # (checks the pin: every send does)
             relisted = False
             while True:  # (at most twice)
                 try:
@@ -131,7 +141,7 @@ class ToolPath:
                         "tools/call", params, options, started_at=started_at, on_progress=on_progress, then=then
                     )
                 except HeaderMismatch as exc:
-                    options = await self._relearn_headers(exc, relisted, params, timeout, retry)
+                    options = await self._relearn_headers(exc, relisted, params, timeout, retry, started_at)
                     relisted = True
                     continue
                 return self._checked(name, tool_result(name, result, raise_on_error))
@@ -174,7 +184,9 @@ class ToolPath:
             # The same steps as call_tool, with the handle's start, progress stream, control and task record.
             nonlocal options
             try:
-                asked = await self._ask_for_task(name, params, timeout)
+                if self._must_learn_task_support(name):
+                    await self._for_call(name, timeout, started_at, _LISTING, lambda: self.list_tools(timeout=timeout))
+                asked = self._ask_for_task(name, params, timeout)
                 then = self._tasks.tool_phase(asked=asked, control=control, handle=handle)
                 relisted = False
                 while True:  # (at most twice)
@@ -190,7 +202,7 @@ class ToolPath:
                             then=then,
                         )
                     except HeaderMismatch as exc:
-                        options = await self._relearn_headers(exc, relisted, params, timeout, retry)
+                        options = await self._relearn_headers(exc, relisted, params, timeout, retry, started_at)
                         relisted = True
                         continue
                     return self._checked(name, tool_result(name, result, raise_on_error))
@@ -215,15 +227,36 @@ class ToolPath:
         return call
 
     async def _relearn_headers(
-        self, error: HeaderMismatch, relisted: bool, params: JSONObject, timeout: TimeoutArg, retry: RetryArg
+        self,
+        error: HeaderMismatch,
+        relisted: bool,
+        params: JSONObject,
+        timeout: TimeoutArg,
+        retry: RetryArg,
+        started_at: float,
     ) -> CallOptions:
         """The server said the call's ``Mcp-Param-*`` headers do not match: the tool's ``x-mcp-header`` annotations
-        may have changed, so learn them again (once per call) and return the options to send the call again with;
-        else raise ``error``. (Never when the call may have run: a task's poll was refused, not the tools/call.)"""
+        may have changed, so learn them again (once per call, inside its maximum) and return the options to send the
+        call again with (made as every send's are: the pin is checked, so a tool whose listing changed meanwhile is
+        refused with ``ToolChanged``); else raise ``error``. (Never when the call may have run: a task's poll was
+        refused, not the tools/call.)"""
         if relisted or not self._sends_tool_headers or error.may_have_run:
             raise error
-        await self.list_tools(timeout=timeout, cache=False)
+        name = params["name"]
+        assert isinstance(name, str)
+        await self._for_call(
+            name, timeout, started_at, _RELISTING, lambda: self.list_tools(timeout=timeout, cache=False)
+        )
         return self._call_options("tools/call", params, timeout, retry)
+
+    async def _for_call(
+        self, name: str, timeout: TimeoutArg, started_at: float, what: str, step: Callable[[], Awaitable[object]]
+    ) -> None:
+        """Run ``step``, done for the call of tool ``name`` that started at ``started_at`` before its request, inside
+        the call's one maximum (:class:`~mcp_client.calls.scope.CallScope`): the one way a step of a tool call takes
+        its time, so none runs under the client default or another budget of its own."""
+        policy = self.resolve(name, timeout=timeout)[0]
+        await CallScope("tools/call", policy, started_at=started_at, clock=self.session.clock).step(what, step)
 
     def _named(self, name: str, error: MCPClientError) -> MCPClientError:
         """``error`` with the tool named (for ``for_model``), or the error that explains it better."""

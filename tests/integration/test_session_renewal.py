@@ -10,7 +10,17 @@ import anyio
 import httpx
 import pytest
 
-from mcp_client import Client, MaxTimeout, RequestCancelled, SessionExpired, TimeoutPolicy, http
+from mcp_client import (
+    Client,
+    MaxTimeout,
+    PartialTimeout,
+    PolicyLayer,
+    PolicyRegistry,
+    RequestCancelled,
+    SessionExpired,
+    TimeoutPolicy,
+    http,
+)
 from mcp_client.testing._peer_tools import JsonObject, RequestId
 from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer, _PeerConnection
@@ -148,3 +158,36 @@ async def test_a_handle_cancelled_while_the_session_is_renewed_ends_at_once(monk
                 with pytest.raises(RequestCancelled):
                     await call.result()
                 assert anyio.current_time() - started < 1
+
+
+async def test_a_renewal_met_by_the_listing_a_call_needs_ends_by_the_calls_maximum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Red team: the task-support listing a 2025-11-25 call needs met the ended session and waited for the renewal
+    behind a slow ``initialize`` under the listing's own budget (the client default), not the call's: a tool whose
+    rule gave it a 1 s maximum ended after 3 s."""
+    slow_initialize = anyio.Event()
+    route = _PeerConnection._route
+
+    async def slow_route(self: _PeerConnection, request_id: RequestId, method: str, params: JsonObject) -> Any:
+        if method == "initialize" and slow_initialize.is_set():
+            await anyio.sleep(3)
+        return await route(self, request_id, method, params)
+
+    monkeypatch.setattr(_PeerConnection, "_route", slow_route)
+    server = HttpPeer(ScriptedPeer(era="legacy", tasks=True))
+    policy = TimeoutPolicy(idle=None, maximum=10, connect=10)
+    rules = PolicyRegistry(tools={"echo": PolicyLayer.of(timeout=PartialTimeout(maximum=1))})
+    async with (
+        server.serving() as url,
+        Client(http(url), protocol="2025-11-25", timeout=policy, policies=rules, cache=False) as client,
+    ):
+        (first_session,) = server.stats.sessions_created
+        await _end_session(url, first_session)
+        slow_initialize.set()
+        started = anyio.current_time()
+        with pytest.raises(MaxTimeout) as caught:
+            await client.call_tool("echo", {"text": "late"})
+        assert anyio.current_time() - started < 2
+    assert caught.value.may_have_run is False  # the tool was never called
+    assert len(server.stats.posts("tools/call")) == 0
