@@ -6,6 +6,7 @@ install fails the test instead of skipping it, because CI always installs them.
 """
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -123,13 +124,35 @@ PEER_VENVS = REPO_ROOT / ".venv-peers"
 
 
 def _peer_venv(name: str, requirements: Path) -> Path:
-    """The python of ``.venv-peers/<name>``, built from ``requirements`` unless it is there with the same pins."""
+    """The python of ``.venv-peers/<name>``, built from ``requirements`` unless it is there with the same pins.
+
+    Test processes run side by side (pytest-xdist): the first to need a peer builds it while holding
+    ``.venv-peers/<name>.lock``; the others wait on the lock and then find it built.
+    """
+    PEER_VENVS.mkdir(exist_ok=True)
+    with (PEER_VENVS / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return _build_peer_venv(name, requirements)
+
+
+def _build_peer_venv(name: str, requirements: Path) -> Path:
     venv = PEER_VENVS / name
-    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    python = venv / "bin" / "python"
     stamp = venv / "requirements.installed"
     wanted = requirements.read_text()
     if python.is_file() and stamp.is_file() and stamp.read_text() == wanted:
         return python
+    shutil.rmtree(venv, ignore_errors=True)
+    steps = [
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "-r", str(requirements)],
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode != 0:
+            pytest.fail(f"building the {name} peer venv failed ({' '.join(step)}):\n{done.stderr[-3000:]}")
+    stamp.write_text(wanted)
+    return python
     shutil.rmtree(venv, ignore_errors=True)
     steps = [
         [sys.executable, "-m", "venv", str(venv)],

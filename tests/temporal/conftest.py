@@ -52,6 +52,17 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], name: str, withi
             time.sleep(0.05)  # a real process's port: there is no clock to fake
 
 
+TEMPORAL_DIR = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep every test of this folder in one test process (``--dist loadgroup``): one dev server and one pool of
+    workers serve them all, where each process of their own would start its own at a cost of seconds."""
+    for item in items:
+        if TEMPORAL_DIR in item.path.resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("temporal"))
+
+
 @pytest.fixture(scope="session")
 def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real Temporal service (the CLI's dev server): ``127.0.0.1:<port>``."""
