@@ -1,8 +1,8 @@
 """A pydantic-ai agent under pydantic-ai's Temporal mode whose MCP tools run as mcp_client's activities.
 
 ``TemporalDurability`` makes the model requests pydantic-ai's activities; the toolset, an :class:`MCPToolset` over
-an ``MCPWorkflowClient``, makes each tool call the worker's ``mcp_client/plain/call_tool`` activity. The model is a
-``FunctionModel``: it calls the tool the prompt names (``"<tool> <seconds> <tag>"``), then reports what the tool said.
+an ``MCPWorkflowClient``, makes each tool call the worker's ``mcp_client/plain/call_tool`` activity. The model is
+the scripted ``FunctionModel`` of :mod:`tests.frameworks.scripted_agent`.
 Imported by the tests (to start the workflow) and by the worker process (to run it).
 """
 
@@ -13,27 +13,14 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic_ai import Agent, ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+    from pydantic_ai import Agent
     from pydantic_ai.durable_exec.temporal import PydanticAIWorkflow, TemporalDurability
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.function import FunctionModel
 
     from mcp_client import TimeoutPolicy
     from mcp_client.integrations.pydantic_ai import MCPToolset
     from mcp_client.integrations.temporal import MCPWorkflowClient
-
-
-def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """First call the tool the prompt names with its seconds and tag; then say what the tool returned."""
-    if len(messages) == 1:
-        (request,) = messages
-        assert isinstance(request, ModelRequest)
-        prompt = next(part.content for part in request.parts if isinstance(part, UserPromptPart))
-        assert isinstance(prompt, str)
-        tool, seconds, tag = prompt.split()
-        return ModelResponse(parts=[ToolCallPart(tool, {"seconds": float(seconds), "tag": tag})])
-    last = messages[-1]
-    assert isinstance(last, ModelRequest)
-    return ModelResponse(parts=[TextPart(f"The tool said: {last.parts[0].content}")])
+    from tests.frameworks.scripted_agent import scripted_model
 
 
 plain = MCPWorkflowClient("plain", heartbeat_timeout=timedelta(seconds=2), timeout=TimeoutPolicy(idle=20, maximum=60))

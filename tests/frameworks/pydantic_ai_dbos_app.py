@@ -1,0 +1,76 @@
+"""A DBOS application for the pydantic-ai agent tests: ``python pydantic_ai_dbos_app.py MODE PLAIN_URL WORKFLOW_ID
+PROMPT...``, run in a folder of its own (DBOS's default system database, ``<app name>.sqlite``, is made there).
+
+The agent has pydantic-ai's ``DBOSDurability`` and an :class:`MCPToolset` over a Client of the mcp 2.3.0 server; it
+runs in the ``run_agent`` workflow, one per prompt (ids ``WORKFLOW_ID-0``, ``-1``...). ``MODE``: ``run`` starts
+the workflows and waits for them; ``start`` starts them and waits to be killed; ``recover`` only launches DBOS,
+which recovers the workflows a killed process left, and waits for them. ``run`` and ``recover`` print one JSON
+line: for each workflow, the agent's output, the workflow's steps by name, and its events (the call step's
+checkpoint).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
+from pydantic_ai import Agent
+from pydantic_ai.durable_exec.dbos import DBOSDurability
+from pydantic_ai.models.function import FunctionModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from mcp_client import Client, TimeoutPolicy, http
+from mcp_client.integrations.pydantic_ai import MCPToolset
+from tests.frameworks.scripted_agent import scripted_model
+
+MODE, PLAIN_URL, WORKFLOW_ID, *PROMPTS = sys.argv[1:]
+
+DBOS(config={"name": "mcp_client_agent"})  # DBOS's default system database: SQLite, in the working folder
+client = Client(http(PLAIN_URL), timeout=TimeoutPolicy(idle=20, maximum=60, connect=30), probe_timeout=30)
+agent = Agent(
+    FunctionModel(scripted_model),
+    name="counter",
+    toolsets=[MCPToolset(client, id="plain")],
+    capabilities=[DBOSDurability()],
+)
+
+
+@DBOS.workflow()
+async def run_agent(prompt: str) -> str:
+    return (await agent.run(prompt)).output
+
+
+async def main() -> None:
+    async with client:
+        DBOS.launch()  # in this loop: a recovered workflow runs here, where the client is connected
+        ids = [f"{WORKFLOW_ID}-{index}" for index in range(len(PROMPTS))]
+        reports = await asyncio.gather(
+            *(_run(workflow_id, prompt) for workflow_id, prompt in zip(ids, PROMPTS, strict=True))
+        )
+        print(json.dumps(reports), flush=True)
+    DBOS.destroy()
+
+
+async def _run(workflow_id: str, prompt: str) -> dict[str, Any]:
+    handle: WorkflowHandleAsync[str]
+    if MODE == "recover":
+        handle = await DBOS.retrieve_workflow_async(workflow_id)
+    else:
+        with SetWorkflowID(workflow_id):
+            handle = await DBOS.start_workflow_async(run_agent, prompt)
+    output = await handle.get_result()
+    steps = await DBOS.list_workflow_steps_async(workflow_id)
+    return {
+        "output": output,
+        "steps": [{"id": step["function_id"], "name": step["function_name"]} for step in steps],
+        "events": await DBOS.get_all_events_async(workflow_id),
+    }
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,111 @@
+"""A pydantic-ai agent under pydantic-ai's DBOS mode (``DBOSDurability``) with :class:`MCPToolset` over a Client:
+each tool call is a DBOS step that records its checkpoint before the request leaves, on a real DBOS (its default
+SQLite system database) and the mcp 2.3.0 server, which outlives the application processes; the process is killed
+with SIGKILL in the middle of a call, DBOS recovers the workflow in a new one, and the server counts the runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.temporal.conftest import EVENTS_ENV, events_path, plain_url
+from tests.temporal.observe import lines, new_tag, until
+
+__all__ = ["events_path", "plain_url"]  # the fixtures this module uses
+
+APP = Path(__file__).resolve().parent / "pydantic_ai_dbos_app.py"
+
+pytestmark = pytest.mark.anyio
+
+
+class App:
+    """The DBOS application (``pydantic_ai_dbos_app.py``) in a folder of its own, one workflow id."""
+
+    def __init__(self, folder: Path, plain_url: str, events_path: Path) -> None:
+        self.folder = folder
+        self.plain_url = plain_url
+        self.env = {**os.environ, EVENTS_ENV: str(events_path)}
+        self.workflow_id = f"agent-{uuid.uuid4().hex}"
+
+    def command(self, mode: str, prompts: list[str]) -> list[str]:
+        return [sys.executable, str(APP), mode, self.plain_url, self.workflow_id, *prompts]
+
+    def run(self, mode: str, prompts: list[str]) -> list[dict[str, Any]]:
+        """Run to the end (``run``, or ``recover`` with as many prompts as were started); a report per workflow."""
+        done = subprocess.run(
+            self.command(mode, prompts), cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=60
+        )
+        reports = [line for line in done.stdout.splitlines() if line.startswith("[")]
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert reports, done.stderr[-3000:]
+        report: list[dict[str, Any]] = json.loads(reports[-1])
+        return report
+
+    def start(self, prompts: list[str]) -> subprocess.Popen[str]:
+        """Start the workflows; the process runs them until it is killed."""
+        return subprocess.Popen(
+            self.command("start", prompts),
+            cwd=self.folder,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+
+def _call_step(report: dict[str, Any]) -> int:
+    """The id of the workflow's one MCP call step; its checkpoint is among the workflow's events."""
+    (step,) = [step for step in report["steps"] if step["name"] == "mcp_client.call_tool"]
+    step_id: int = step["id"]
+    assert report["events"][f"mcp_client.call.{step_id}"] == {"phase": "written"}
+    return step_id
+
+
+async def test_the_agents_tool_call_is_a_dbos_step(tmp_path: Path, plain_url: str, events_path: Path) -> None:
+    tag = new_tag()
+    (report,) = App(tmp_path, plain_url, events_path).run("run", [f"count_idempotent 0 {tag}"])
+    assert report["output"] == f"The tool said: {{'result': '{tag} done'}}"
+    assert [step["name"] for step in report["steps"]] == [
+        "counter__model.request",
+        "mcp_client.call_tool",
+        "counter__model.request",
+    ]
+    _call_step(report)
+    assert lines(events_path, tag) == ["started", "completed"]
+
+
+async def test_a_process_killed_during_the_agents_calls_runs_no_unsafe_tool_twice(
+    tmp_path: Path, plain_url: str, events_path: Path
+) -> None:
+    """Two runs in one process, killed while both calls are on the server: after DBOS recovers them, the tool that
+    is not safe to repeat ran once (the model reads that it may have run); the idempotent one was called again."""
+    unsafe, safe = new_tag(), new_tag()
+    app = App(tmp_path, plain_url, events_path)
+    prompts = [f"count 3 {unsafe}", f"count_idempotent 3 {safe}"]
+    process = app.start(prompts)
+    try:
+        await until(
+            lambda: "started" in lines(events_path, unsafe) and "started" in lines(events_path, safe),
+            "both steps' requests reached the server",
+            30,
+        )
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    refused, repeated = app.run("recover", prompts)
+    _call_step(refused)
+    assert lines(events_path, unsafe).count("started") == 1  # never sent twice
+    assert refused["output"].startswith("The tool said: ")
+    assert "may have run" in refused["output"]
+    _call_step(repeated)
+    assert lines(events_path, safe).count("started") == 2  # safe to repeat: called again
+    assert lines(events_path, safe)[-1] == "completed"
+    assert repeated["output"] == f"The tool said: {{'result': '{safe} done'}}"
