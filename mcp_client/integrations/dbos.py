@@ -75,7 +75,7 @@ async def call_tool(
     return await _call_tool_step(source, name, dict(arguments or {}))
 
 
-@DBOS.step(name="mcp_client.call_tool")
+@DBOS.step(name="mcp_client.call_tool", preemptible=True)
 async def _call_tool_step(
     source: Client | ClientGroup, name: str, arguments: dict[str, Any]
 ) -> mcp_types.CallToolResult:

@@ -63,6 +63,8 @@ async def _run(workflow_id: str, prompt: str) -> dict[str, Any]:
     else:
         with SetWorkflowID(workflow_id):
             handle = await DBOS.start_workflow_async(run_agent, prompt)
+    if MODE == "start":  # run until killed, the client open, whatever becomes of the workflow
+        await asyncio.Event().wait()
     output = await handle.get_result()
     steps = await DBOS.list_workflow_steps_async(workflow_id)
     return {

@@ -80,6 +80,10 @@ async def test_the_agents_tool_call_is_a_dbos_step(tmp_path: Path, plain_url: st
     ]
     _call_step(report)
     assert lines(events_path, tag) == ["started", "completed"]
+    # DBOS's database (the workflow's input, steps and events) never names the server's URL.
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("mcp_client_agent.sqlite*"))
+    assert stored
+    assert plain_url.split("//", 1)[1].encode() not in stored
 
 
 async def test_a_process_killed_during_the_agents_calls_runs_no_unsafe_tool_twice(
@@ -109,3 +113,25 @@ async def test_a_process_killed_during_the_agents_calls_runs_no_unsafe_tool_twic
     assert lines(events_path, safe).count("started") == 2  # safe to repeat: called again
     assert lines(events_path, safe)[-1] == "completed"
     assert repeated["output"] == f"The tool said: {{'result': '{safe} done'}}"
+
+
+async def test_cancelling_the_dbos_workflow_cancels_the_call_on_the_server(
+    tmp_path: Path, plain_url: str, events_path: Path
+) -> None:
+    from dbos import DBOSClient
+
+    tag = new_tag()
+    app = App(tmp_path, plain_url, events_path)
+    process = app.start([f"count 30 {tag}"])
+    try:
+        await until(lambda: "started" in lines(events_path, tag), "the step's request reached the server", 30)
+        dbos = DBOSClient(system_database_url=f"sqlite:///{tmp_path / 'mcp_client_agent.sqlite'}")
+        try:
+            await dbos.cancel_workflow_async(f"{app.workflow_id}-0")
+        finally:
+            dbos.destroy()
+        await until(lambda: "cancelled" in lines(events_path, tag), "the call was cancelled on the server", 30)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    assert "completed" not in lines(events_path, tag)

@@ -57,7 +57,7 @@ async def _activity_types(handle: WorkflowHandle[Any, Any]) -> list[str]:
 
 
 async def test_the_agents_tool_calls_are_mcp_client_activities(
-    temporal_address: str, agent_workers: Workers, events_path: Path
+    temporal_address: str, agent_workers: Workers, events_path: Path, plain_url: str
 ) -> None:
     agent_workers.ensure(1)
     tag = new_tag()
@@ -71,6 +71,9 @@ async def test_the_agents_tool_calls_are_mcp_client_activities(
         name for name in scheduled if "model" in name
     ]
     assert lines(events_path, tag) == ["started", "completed"]
+    # The workflow's history names the server by the plugin's name only, never by its URL.
+    history = await handle.fetch_history()
+    assert plain_url.split("//", 1)[1] not in history.to_json()
 
 
 async def test_a_worker_killed_during_the_agents_call_does_not_run_the_tool_twice(
