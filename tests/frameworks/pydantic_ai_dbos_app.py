@@ -1,7 +1,8 @@
 """A DBOS application for the pydantic-ai agent tests: ``python pydantic_ai_dbos_app.py MODE PLAIN_URL WORKFLOW_ID
 PROMPT...``, run in a folder of its own (DBOS's default system database, ``<app name>.sqlite``, is made there).
 
-The agent has pydantic-ai's ``DBOSDurability`` and an :class:`MCPToolset` over a Client of the mcp 2.3.0 server; it
+The agent has pydantic-ai's ``DBOSDurability`` and an :class:`MCPToolset` over a Client of the mcp 2.3.0 server (and,
+when ``MCP_TEST_TASKS_URL`` names one, another over the fastmcp-tasks server, whose ``slow_task`` is a task); it
 runs in the ``run_agent`` workflow, one per prompt (ids ``WORKFLOW_ID-0``, ``-1``...). ``MODE``: ``run`` starts
 the workflows and waits for them; ``start`` starts them and waits to be killed; ``recover`` only launches DBOS,
 which recovers the workflows a killed process left, and waits for them. ``run`` and ``recover`` print one JSON
@@ -12,7 +13,9 @@ checkpoint).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,13 +34,14 @@ from tests.frameworks.scripted_agent import scripted_model
 MODE, PLAIN_URL, WORKFLOW_ID, *PROMPTS = sys.argv[1:]
 
 DBOS(config={"name": "mcp_client_agent"})  # DBOS's default system database: SQLite, in the working folder
-client = Client(http(PLAIN_URL), timeout=TimeoutPolicy(idle=20, maximum=60, connect=30), probe_timeout=30)
-agent = Agent(
-    FunctionModel(scripted_model),
-    name="counter",
-    toolsets=[MCPToolset(client, id="plain")],
-    capabilities=[DBOSDurability()],
-)
+POLICY = TimeoutPolicy(idle=20, maximum=60, connect=30)
+TASKS_URL = os.environ.get("MCP_TEST_TASKS_URL")
+client = Client(http(PLAIN_URL), timeout=POLICY, probe_timeout=30)
+tasks_client = Client(http(TASKS_URL), timeout=POLICY, probe_timeout=30) if TASKS_URL else None
+toolsets = [MCPToolset(client, id="plain")]
+if tasks_client is not None:
+    toolsets.append(MCPToolset(tasks_client, id="tasks"))
+agent = Agent(FunctionModel(scripted_model), name="counter", toolsets=toolsets, capabilities=[DBOSDurability()])
 
 
 @DBOS.workflow()
@@ -46,7 +50,10 @@ async def run_agent(prompt: str) -> str:
 
 
 async def main() -> None:
-    async with client:
+    async with contextlib.AsyncExitStack() as clients:
+        for each in (client, tasks_client):
+            if each is not None:
+                await clients.enter_async_context(each)
         DBOS.launch()  # in this loop: a recovered workflow runs here, where the client is connected
         ids = [f"{WORKFLOW_ID}-{index}" for index in range(len(PROMPTS))]
         reports = await asyncio.gather(

@@ -9,10 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.temporal.conftest import temporal_address
-
-__all__ = ["temporal_address"]  # the fixture this module uses
-
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 

@@ -16,10 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.temporal.conftest import EVENTS_ENV, events_path, plain_url
+from tests.temporal.conftest import EVENTS_ENV
 from tests.temporal.observe import lines, new_tag, until
-
-__all__ = ["events_path", "plain_url"]  # the fixtures this module uses
 
 APP = Path(__file__).resolve().parent / "pydantic_ai_dbos_app.py"
 
@@ -29,10 +27,12 @@ pytestmark = pytest.mark.anyio
 class App:
     """The DBOS application (``pydantic_ai_dbos_app.py``) in a folder of its own, one workflow id."""
 
-    def __init__(self, folder: Path, plain_url: str, events_path: Path) -> None:
+    def __init__(self, folder: Path, plain_url: str, events_path: Path, tasks_url: str | None = None) -> None:
         self.folder = folder
         self.plain_url = plain_url
         self.env = {**os.environ, EVENTS_ENV: str(events_path)}
+        if tasks_url is not None:
+            self.env["MCP_TEST_TASKS_URL"] = tasks_url
         self.workflow_id = f"agent-{uuid.uuid4().hex}"
 
     def command(self, mode: str, prompts: list[str]) -> list[str]:
@@ -86,25 +86,39 @@ async def test_the_agents_tool_call_is_a_dbos_step(tmp_path: Path, plain_url: st
     assert plain_url.split("//", 1)[1].encode() not in stored
 
 
-async def test_a_process_killed_during_the_agents_calls_runs_no_unsafe_tool_twice(
-    tmp_path: Path, plain_url: str, events_path: Path
+async def test_a_process_killed_during_the_agents_calls_runs_no_tool_twice(
+    tmp_path: Path, plain_url: str, tasks_url: str, events_path: Path
 ) -> None:
-    """Two runs in one process, killed while both calls are on the server: after DBOS recovers them, the tool that
-    is not safe to repeat ran once (the model reads that it may have run); the idempotent one was called again."""
-    unsafe, safe = new_tag(), new_tag()
-    app = App(tmp_path, plain_url, events_path)
-    prompts = [f"count 3 {unsafe}", f"count_idempotent 3 {safe}"]
+    """Three runs in one process, killed while their calls are on the servers: after DBOS recovers them, the tool
+    that is not safe to repeat ran once (the model reads that it may have run), the idempotent one was called
+    again, and the task was resumed: it ran once and the run has its result."""
+    from dbos import DBOSClient
+
+    unsafe, safe, task = new_tag(), new_tag(), new_tag()
+    app = App(tmp_path, plain_url, events_path, tasks_url)
+    prompts = [f"count 3 {unsafe}", f"count_idempotent 3 {safe}", f"slow_task 3 {task}"]
     process = app.start(prompts)
     try:
         await until(
-            lambda: "started" in lines(events_path, unsafe) and "started" in lines(events_path, safe),
-            "both steps' requests reached the server",
+            lambda: all("started" in lines(events_path, tag) for tag in (unsafe, safe, task)),
+            "every step's request reached its server",
             30,
         )
+        dbos = DBOSClient(system_database_url=f"sqlite:///{tmp_path / 'mcp_client_agent.sqlite'}")
+        try:
+
+            async def task_recorded() -> bool:
+                # The call is the workflow's second step (after the first model request).
+                checkpoint = await dbos.get_event_async(f"{app.workflow_id}-2", "mcp_client.call.2", 0)
+                return isinstance(checkpoint, dict) and checkpoint.get("phase") == "task"
+
+            await until(task_recorded, "the task's reference is the step's checkpoint", 30)
+        finally:
+            dbos.destroy()
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
-    refused, repeated = app.run("recover", prompts)
+    refused, repeated, resumed = app.run("recover", prompts)
     _call_step(refused)
     assert lines(events_path, unsafe).count("started") == 1  # never sent twice
     assert refused["output"].startswith("The tool said: ")
@@ -113,6 +127,9 @@ async def test_a_process_killed_during_the_agents_calls_runs_no_unsafe_tool_twic
     assert lines(events_path, safe).count("started") == 2  # safe to repeat: called again
     assert lines(events_path, safe)[-1] == "completed"
     assert repeated["output"] == f"The tool said: {{'result': '{safe} done'}}"
+    assert "mcp_client.call_tool" in [step["name"] for step in resumed["steps"]]
+    assert lines(events_path, task) == ["started", "completed"]  # resumed: ran once, to its end
+    assert resumed["output"] == f"The tool said: {{'result': '{task} done'}}"
 
 
 async def test_cancelling_the_dbos_workflow_cancels_the_call_on_the_server(

@@ -17,10 +17,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client as TemporalClient, WorkflowHandle
 
 from tests.frameworks.pydantic_ai_temporal import CountingAgentWorkflow
-from tests.temporal.conftest import Workers, events_path, plain_url, temporal_address
+from tests.temporal.conftest import Workers
 from tests.temporal.observe import heartbeat, lines, new_tag, result_of, running_on, until
-
-__all__ = ["events_path", "plain_url", "temporal_address"]  # the fixtures this module uses
 
 HERE = Path(__file__).resolve().parent
 
