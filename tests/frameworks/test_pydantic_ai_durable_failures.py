@@ -12,7 +12,8 @@ from pydantic_ai.toolsets import ToolsetTool
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError as TemporalTimeout, TimeoutType
 
 from mcp_client.integrations.pydantic_ai import MCPToolset
-from mcp_client.integrations.pydantic_ai.temporal import _entry, _failure
+from mcp_client.integrations.pydantic_ai.results import entry_of
+from mcp_client.integrations.pydantic_ai.temporal import _failure
 from mcp_client.integrations.temporal import MCPWorkflowClient
 
 
@@ -44,25 +45,25 @@ def _tool(annotations: dict[str, object] | None = None) -> ToolsetTool[object]:
 def test_refused_arguments_are_a_retry_prompt() -> None:
     refused = ApplicationError("The server refused the arguments: collection is required", type="InvalidParams")
     with pytest.raises(ModelRetry, match="collection is required"):
-        _failure(_entry(_tool()), _activity_error(refused))
+        _failure(entry_of(_tool()), _activity_error(refused))
 
 
 def test_any_other_failure_is_the_workers_text_for_the_model() -> None:
     lost = ApplicationError(
         "The tool 'reindex' failed: ... It may have run", {"may_have_run": "maybe"}, type="WorkerLost"
     )
-    assert _failure(_entry(_tool()), _activity_error(lost)) == "The tool 'reindex' failed: ... It may have run"
+    assert _failure(entry_of(_tool()), _activity_error(lost)) == "The tool 'reindex' failed: ... It may have run"
 
 
 def test_a_temporal_timeout_says_the_tool_may_have_run() -> None:
     timeout = TemporalTimeout("activity timeout", type=TimeoutType.SCHEDULE_TO_CLOSE, last_heartbeat_details=[])
-    text = _failure(_entry(_tool()), _activity_error(timeout))
+    text = _failure(entry_of(_tool()), _activity_error(timeout))
     assert "'reindex' ran out of time on Temporal (schedule_to_close)" in text
     assert "may have run" in text
 
 
 def test_the_tools_annotations_come_back_from_its_definition() -> None:
-    entry = _entry(_tool({"idempotentHint": True}))
+    entry = entry_of(_tool({"idempotentHint": True}))
     assert entry.target == "reindex"
     assert entry.tool.annotations is not None
     assert entry.tool.annotations.idempotent_hint is True

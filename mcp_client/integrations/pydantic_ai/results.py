@@ -9,11 +9,12 @@ from typing import Any
 
 import mcp_types
 from pydantic_ai import BinaryContent, ModelRetry
+from pydantic_ai.toolsets import ToolsetTool
 
 from mcp_client.errors import InvalidParams, MCPClientError
 from mcp_client.integrations._tools import ToolEntry, error_text, result_text, tool_error
 
-__all__ = ["failure", "for_agent"]
+__all__ = ["entry_of", "failure", "for_agent"]
 
 
 def failure(error: MCPClientError) -> str:
@@ -45,3 +46,19 @@ def _binary(block: mcp_types.ImageContent) -> BinaryContent | str:
         return BinaryContent(data=base64.b64decode(block.data, validate=True), media_type=block.mime_type)
     except (binascii.Error, ValueError):
         return f"[{block.type}: {block.mime_type}, not valid base64]"
+
+
+def entry_of(tool: ToolsetTool[Any]) -> ToolEntry:
+    """The MCP tool behind a tool of this run's listing, read from its definition (name, schema, annotations) with
+    no I/O: in workflow code a call reaches its durable unit without waiting on anything."""
+    definition = tool.tool_def
+    metadata = definition.metadata or {}
+    target = str(metadata.get("mcp_tool") or definition.name)
+    annotations = metadata.get("annotations")
+    listed = mcp_types.Tool(
+        name=target,
+        description=definition.description,
+        input_schema=definition.parameters_json_schema,
+        annotations=mcp_types.ToolAnnotations.model_validate(annotations) if annotations else None,
+    )
+    return ToolEntry(definition.name, listed, target)

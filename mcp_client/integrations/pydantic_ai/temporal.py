@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types
 from pydantic_ai import ModelRetry
 from pydantic_ai.toolsets import ToolsetTool
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError as TemporalTimeout
 
 from mcp_client.integrations._tools import ToolEntry
-from mcp_client.integrations.pydantic_ai.results import for_agent
+from mcp_client.integrations.pydantic_ai.results import entry_of, for_agent
 from mcp_client.integrations.temporal.workflow import MCPWorkflowClient
 
 __all__ = ["WorkflowTools"]
@@ -42,27 +41,12 @@ class WorkflowTools:
 
     async def call(self, tool: ToolsetTool[Any], arguments: dict[str, Any]) -> Any:
         """Run the ``call_tool`` activity; its result, or its failure as the model reads it."""
-        entry = _entry(tool)
+        entry = entry_of(tool)
         try:
             result = await self.client.call_tool(entry.target, arguments)
         except ActivityError as exc:
             return _failure(entry, exc)
         return for_agent(entry, result)
-
-
-def _entry(tool: ToolsetTool[Any]) -> ToolEntry:
-    """The MCP tool behind a tool of this run's listing (its definition carries the name and annotations)."""
-    definition = tool.tool_def
-    metadata = definition.metadata or {}
-    target = str(metadata.get("mcp_tool") or definition.name)
-    annotations = metadata.get("annotations")
-    listed = mcp_types.Tool(
-        name=target,
-        description=definition.description,
-        input_schema=definition.parameters_json_schema,
-        annotations=mcp_types.ToolAnnotations.model_validate(annotations) if annotations else None,
-    )
-    return ToolEntry(definition.name, listed, target)
 
 
 def _failure(entry: ToolEntry, error: ActivityError) -> str:

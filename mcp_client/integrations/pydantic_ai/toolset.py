@@ -40,7 +40,7 @@ from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError
 from mcp_client.group import ClientGroup
 from mcp_client.integrations._tools import ToolEntry, ToolSource
-from mcp_client.integrations.pydantic_ai.results import failure, for_agent
+from mcp_client.integrations.pydantic_ai.results import entry_of, failure, for_agent
 
 if TYPE_CHECKING:
     from mcp_client.integrations.pydantic_ai.temporal import WorkflowTools
@@ -144,12 +144,19 @@ class MCPToolset(AbstractToolset[Any]):
         """
         if self._workflow is not None:
             return await self._workflow.call(tool, tool_args)
+        if _in_dbos_workflow():
+            # From the run's listing, not the toolset's: parallel calls reach their steps, whose ids are handed out
+            # in that order, in the order they were made, in the run and in its recovery.
+            entry = entry_of(tool)
+            try:
+                result = await _dbos_step(self._source, entry, tool_args)
+            except MCPClientError as exc:
+                return failure(exc)
+            return for_agent(entry, result)
         entry = await self._source.entry(name)
         notify_after = self._source.policy(entry).notify_after
         try:
-            if _in_dbos_workflow():
-                result = await _dbos_step(self._source, entry, tool_args)
-            elif self.defer_slow and notify_after is not None and ctx.tool_call_id is not None:
+            if self.defer_slow and notify_after is not None and ctx.tool_call_id is not None:
                 result = await self._call_or_defer(entry, tool_args, notify_after, ctx.tool_call_id)
             else:
                 result = await self._source.call(entry, tool_args)
