@@ -77,3 +77,10 @@ def test_a_workflows_toolset_cannot_defer_slow_calls() -> None:
 def test_a_source_must_be_a_client_a_group_or_a_workflow_client() -> None:
     with pytest.raises(TypeError, match="expected a connected Client or ClientGroup, got str"):
         MCPToolset("search")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_outside_a_workflow_the_toolset_says_where_it_runs() -> None:
+    toolset = MCPToolset(MCPWorkflowClient("search"), id="search")
+    with pytest.raises(RuntimeError, match="runs only in a Temporal workflow"):
+        await toolset.get_tools(None)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic_ai import ModelRetry
 from pydantic_ai.toolsets import ToolsetTool
+from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError as TemporalTimeout
 
 from mcp_client.integrations._tools import ToolEntry
@@ -36,17 +37,31 @@ class WorkflowTools:
         self.client = client
 
     async def entries(self) -> dict[str, ToolEntry]:
-        """The server's tools by name (one ``list_tools`` activity)."""
+        """The server's tools by name (one ``list_tools`` activity).
+
+        Raises:
+            RuntimeError: This is not a Temporal workflow (the agent runs outside one).
+        """
+        _in_workflow()
         return {tool.name: ToolEntry(tool.name, tool, tool.name) for tool in await self.client.list_tools()}
 
     async def call(self, tool: ToolsetTool[Any], arguments: dict[str, Any]) -> Any:
         """Run the ``call_tool`` activity; its result, or its failure as the model reads it."""
+        _in_workflow()
         entry = entry_of(tool)
         try:
             result = await self.client.call_tool(entry.target, arguments)
         except ActivityError as exc:
             return _failure(entry, exc)
         return for_agent(entry, result)
+
+
+def _in_workflow() -> None:
+    if not workflow.in_workflow():
+        raise RuntimeError(
+            "an MCPToolset over an MCPWorkflowClient runs only in a Temporal workflow (its calls are activities); "
+            "outside one, give the agent an MCPToolset over a connected Client"
+        )
 
 
 def _failure(entry: ToolEntry, error: ActivityError) -> str:
