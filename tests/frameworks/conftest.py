@@ -3,7 +3,10 @@
 * ``demo_transport``: the bundled demo server (``python -m mcp_client.testing.demo_server``) over stdio;
 * ``everything_transport``: ``@modelcontextprotocol/server-everything`` over stdio, from ``npm ci``'s
   node_modules (a server nobody on this project wrote);
-* the scripted peer in memory (``ScriptedPeer``), for failures that need a misbehaving server.
+* the scripted peer in memory (``ScriptedPeer``), for failures that need a misbehaving server;
+* for the durable agents, the Temporal tests' real components, shared by this folder's modules in a session:
+  ``temporal_address`` (the dev server), ``plain_url`` and ``tasks_url`` (the mcp 2.3.0 and fastmcp-tasks servers
+  over Streamable HTTP) and ``events_path`` (where they count their runs).
 
 The frameworks run on asyncio only, so these tests do too, on a real clock; none of them asserts a duration.
 """
@@ -18,6 +21,9 @@ from pathlib import Path
 import pytest
 
 from mcp_client import StdioTransport, stdio
+from tests.temporal.conftest import events_path, plain_url, tasks_url, temporal_address
+
+__all__ = ["events_path", "plain_url", "tasks_url", "temporal_address"]  # fixtures for the durable agent tests
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_EVERYTHING = REPO_ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"

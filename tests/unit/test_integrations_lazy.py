@@ -30,3 +30,14 @@ def test_importing_an_adapter_imports_its_framework() -> None:
 def test_a_source_must_be_a_client_or_a_group() -> None:
     with pytest.raises(TypeError, match="expected a connected Client or ClientGroup, got str"):
         ToolSource("mcp.json")  # type: ignore[arg-type]
+
+
+def test_the_pydantic_ai_adapter_imports_no_durable_engine() -> None:
+    """A host without Temporal or DBOS gets neither from the toolset: each loads only when the host uses it."""
+    engines = ("dbos", "temporalio", "mcp_client.integrations.dbos", "mcp_client.integrations.temporal")
+    code = (
+        "import sys, mcp_client.integrations.pydantic_ai\n"
+        f"print(','.join(name for name in {engines!r} if name in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == ""

@@ -1,13 +1,5 @@
-"""pydantic-ai: :class:`MCPToolset`, the tools of a Client or a ClientGroup as a pydantic-ai toolset.
-
-```python
-from pydantic_ai import Agent
-from mcp_client.integrations.pydantic_ai import MCPToolset
-
-async with Client(stdio("python", ["server.py"])) as client:
-    agent = Agent("openai:gpt-5", toolsets=[MCPToolset(client)])
-    print((await agent.run("Reindex the docs collection")).output)
-```
+"""The toolset: :class:`MCPToolset`, the tools of a Client, a ClientGroup or a Temporal workflow's MCP server as a
+pydantic-ai toolset.
 
 mcp_client's policy governs each call (idle timeout, maximum, retries, cancellation): the toolset sets no
 timeout of the framework's own. A failed call, or a result flagged ``isError``, goes back to the model as the
@@ -19,20 +11,21 @@ connection is no mistake of the model's, and counting it against the tool's retr
 ``notify_after`` is detached and deferred (``CallDeferred``): the run ends with ``DeferredToolRequests``, the call
 goes on in the background, and :meth:`MCPToolset.deferred_results` collects the results for the next run.
 
-Needs the ``pydantic-ai`` extra (``pydantic-ai-slim``). Uses the public API of Client and ClientGroup only.
+Where a call runs follows the run: in a DBOS workflow (pydantic-ai's ``DBOSDurability``) it is a DBOS step of
+:mod:`mcp_client.integrations.dbos`; over an ``MCPWorkflowClient`` it is the worker's Temporal activity
+(:mod:`.temporal`); anywhere else, a plain call. pydantic-ai wraps none of these: the toolset is no kind it
+journals, and needs none. Uses the public API of Client and ClientGroup only.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types
 import pydantic_core
 from pydantic_ai import (
-    BinaryContent,
     CallDeferred,
     DeferredToolRequests,
     DeferredToolResults,
@@ -44,9 +37,14 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
-from mcp_client.errors import InvalidParams, MCPClientError
+from mcp_client.errors import MCPClientError
 from mcp_client.group import ClientGroup
-from mcp_client.integrations._tools import ToolEntry, ToolSource, error_text, result_text, tool_error
+from mcp_client.integrations._tools import ToolEntry, ToolSource
+from mcp_client.integrations.pydantic_ai.results import entry_of, failure, for_agent
+
+if TYPE_CHECKING:
+    from mcp_client.integrations.pydantic_ai.temporal import WorkflowTools
+    from mcp_client.integrations.temporal.workflow import MCPWorkflowClient
 
 __all__ = ["MCPToolset"]
 
@@ -58,10 +56,18 @@ _ARGUMENTS = pydantic_core.SchemaValidator(
 
 
 class MCPToolset(AbstractToolset[Any]):
-    """The tools of a connected :class:`~mcp_client.Client` or :class:`~mcp_client.ClientGroup`, for an agent.
+    """The tools of a connected :class:`~mcp_client.Client` or :class:`~mcp_client.ClientGroup`, or of a Temporal
+    worker's MCP server, for an agent.
+
+    In a DBOS workflow (pydantic-ai's ``DBOSDurability``), each call is a DBOS step that records, before its
+    request leaves, that it may have run (:func:`mcp_client.integrations.dbos.call_tool`). Over an
+    :class:`~mcp_client.integrations.temporal.MCPWorkflowClient`, for an agent run in a Temporal workflow
+    (pydantic-ai's ``TemporalDurability``), each call is the worker's ``mcp_client/<server>/call_tool`` activity.
 
     Args:
-        source: The client or group; keep it connected while the agent runs. The toolset does not close it.
+        source: The client or group; keep it connected while the agent runs. The toolset does not close it. Or
+            an ``MCPWorkflowClient``: then the agent must run in a Temporal workflow whose worker has the
+            ``MCPPlugin`` that knows its server.
         id: The toolset's id among the agent's toolsets (pydantic-ai needs one for durable execution).
         max_retries: How many retry prompts a tool may get in a run (default: the agent's).
         defer_slow: Defer calls still running at their policy's ``notify_after`` (the agent's ``output_type``
@@ -71,14 +77,17 @@ class MCPToolset(AbstractToolset[Any]):
 
     def __init__(
         self,
-        source: Client | ClientGroup,
+        source: Client | ClientGroup | MCPWorkflowClient,
         *,
         id: str | None = None,
         max_retries: int | None = None,
         defer_slow: bool = False,
         separator: str = "__",
     ) -> None:
-        self._source = ToolSource(source, separator=separator)
+        self._workflow = _workflow_tools(source)
+        self._local = ToolSource(source, separator=separator) if self._workflow is None else None  # type: ignore[arg-type]
+        if self._workflow is not None and defer_slow:
+            raise ValueError("defer_slow needs a connected Client or ClientGroup, not a Temporal workflow's server")
         self._id = id
         self.max_retries = max_retries
         self.defer_slow = defer_slow
@@ -89,13 +98,22 @@ class MCPToolset(AbstractToolset[Any]):
         """The id given to the constructor."""
         return self._id
 
+    @property
+    def _source(self) -> ToolSource:
+        if self._local is None:
+            raise RuntimeError("this toolset's server is a Temporal workflow's: it has no client in this process")
+        return self._local
+
     async def refresh(self) -> None:
-        """List the tools again (after ``notifications/tools/list_changed``, or a server that restarted)."""
-        await self._source.list()
+        """List the tools again (after ``notifications/tools/list_changed``, or a server that restarted); a Temporal
+        workflow's toolset lists them each time the agent asks anyway."""
+        if self._workflow is None:
+            await self._source.list()
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        """The tools with their JSON schemas (listed once, then kept until :meth:`refresh`)."""
-        entries = await self._source.entries()
+        """The tools with their JSON schemas (listed once, then kept until :meth:`refresh`; in a Temporal workflow,
+        listed by an activity each time)."""
+        entries = await (self._workflow.entries() if self._workflow is not None else self._source.entries())
         return {name: self._toolset_tool(entry, ctx) for name, entry in entries.items()}
 
     def _toolset_tool(self, entry: ToolEntry, ctx: RunContext[Any]) -> ToolsetTool[Any]:
@@ -124,6 +142,17 @@ class MCPToolset(AbstractToolset[Any]):
             ModelRetry: The server refused the arguments (``InvalidParams``): the model may fix them.
             CallDeferred: ``defer_slow`` is set and the call was still running at its ``notify_after``.
         """
+        if self._workflow is not None:
+            return await self._workflow.call(tool, tool_args)
+        if _in_dbos_workflow():
+            # From the run's listing, not the toolset's: parallel calls reach their steps, whose ids are handed out
+            # in that order, in the order they were made, in the run and in its recovery.
+            entry = entry_of(tool)
+            try:
+                result = await _dbos_step(self._source, entry, tool_args)
+            except MCPClientError as exc:
+                return failure(exc)
+            return for_agent(entry, result)
         entry = await self._source.entry(name)
         notify_after = self._source.policy(entry).notify_after
         try:
@@ -132,8 +161,8 @@ class MCPToolset(AbstractToolset[Any]):
             else:
                 result = await self._source.call(entry, tool_args)
         except MCPClientError as exc:
-            return _failure(exc)
-        return _for_agent(entry, result)
+            return failure(exc)
+        return for_agent(entry, result)
 
     async def _call_or_defer(
         self, entry: ToolEntry, arguments: dict[str, Any], notify_after: float, tool_call_id: str
@@ -165,11 +194,11 @@ class MCPToolset(AbstractToolset[Any]):
                 continue
             entry = await self._source.entry(part.tool_name)
             try:
-                results.calls[part.tool_call_id] = _for_agent(entry, await call.result())
+                results.calls[part.tool_call_id] = for_agent(entry, await call.result())
             except MCPClientError as exc:
                 exc.about_tool(entry.tool.name, entry.tool.annotations)
                 try:
-                    results.calls[part.tool_call_id] = _failure(exc)
+                    results.calls[part.tool_call_id] = failure(exc)
                 except ModelRetry as retry:
                     results.calls[part.tool_call_id] = retry
         return results
@@ -181,32 +210,34 @@ class MCPToolset(AbstractToolset[Any]):
         self._deferred.clear()
 
 
-def _failure(error: MCPClientError) -> str:
-    """A failed call as the model reads it: the outcome as the tool's result, or a retry prompt when the model's
-    arguments were refused."""
-    if isinstance(error, InvalidParams):
-        raise ModelRetry(error_text(error)) from error
-    return error_text(error)
+def _workflow_tools(source: object) -> WorkflowTools | None:
+    """The Temporal workflow side of ``source`` when it is an ``MCPWorkflowClient`` (only then is it imported)."""
+    if "mcp_client.integrations.temporal.workflow" not in sys.modules:
+        return None
+    from mcp_client.integrations.temporal.workflow import MCPWorkflowClient
+
+    if not isinstance(source, MCPWorkflowClient):
+        return None
+    from mcp_client.integrations.pydantic_ai.temporal import WorkflowTools
+
+    return WorkflowTools(source)
 
 
-def _for_agent(entry: ToolEntry, result: mcp_types.CallToolResult) -> Any:
-    """A result as the agent returns it to the model: structured content, text, images; ``isError`` as the tool's
-    error text (the tool ran: the model reads what it said, as it would a result)."""
-    if result.is_error:
-        return tool_error(entry, result).for_model
-    if result.structured_content is not None and all(
-        isinstance(block, mcp_types.TextContent) for block in result.content
-    ):
-        return result.structured_content
-    media = [_binary(block) for block in result.content if isinstance(block, mcp_types.ImageContent)]
-    text = result_text(result)
-    if not media:
-        return text
-    return [text, *media] if text else media
+def _in_dbos_workflow() -> bool:
+    """Whether this is DBOS workflow code (DBOS is loaded only by a host that uses it)."""
+    if "dbos" not in sys.modules:
+        return False
+    from mcp_client.integrations.dbos import in_workflow
+
+    return in_workflow()
 
 
-def _binary(block: mcp_types.ImageContent) -> BinaryContent | str:
+async def _dbos_step(source: ToolSource, entry: ToolEntry, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    """The call as a DBOS step of the running workflow; errors name the tool (for ``for_model``)."""
+    from mcp_client.integrations.dbos import call_tool
+
     try:
-        return BinaryContent(data=base64.b64decode(block.data, validate=True), media_type=block.mime_type)
-    except (binascii.Error, ValueError):
-        return f"[{block.type}: {block.mime_type}, not valid base64]"
+        return await call_tool(source.source, entry.target, arguments)
+    except MCPClientError as exc:
+        exc.about_tool(entry.tool.name, entry.tool.annotations)
+        raise

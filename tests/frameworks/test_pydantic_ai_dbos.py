@@ -1,0 +1,154 @@
+"""A pydantic-ai agent under pydantic-ai's DBOS mode (``DBOSDurability``) with :class:`MCPToolset` over a Client:
+each tool call is a DBOS step that records its checkpoint before the request leaves, on a real DBOS (its default
+SQLite system database) and the mcp 2.3.0 server, which outlives the application processes; the process is killed
+with SIGKILL in the middle of a call, DBOS recovers the workflow in a new one, and the server counts the runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.temporal.conftest import EVENTS_ENV
+from tests.temporal.observe import lines, new_tag, until
+
+APP = Path(__file__).resolve().parent / "pydantic_ai_dbos_app.py"
+
+pytestmark = pytest.mark.anyio
+
+
+class App:
+    """The DBOS application (``pydantic_ai_dbos_app.py``) in a folder of its own, one workflow id."""
+
+    def __init__(self, folder: Path, plain_url: str, events_path: Path, tasks_url: str | None = None) -> None:
+        self.folder = folder
+        self.plain_url = plain_url
+        self.env = {**os.environ, EVENTS_ENV: str(events_path)}
+        if tasks_url is not None:
+            self.env["MCP_TEST_TASKS_URL"] = tasks_url
+        self.workflow_id = f"agent-{uuid.uuid4().hex}"
+
+    def command(self, mode: str, prompts: list[str]) -> list[str]:
+        return [sys.executable, str(APP), mode, self.plain_url, self.workflow_id, *prompts]
+
+    def run(self, mode: str, prompts: list[str]) -> list[dict[str, Any]]:
+        """Run to the end (``run``, or ``recover`` with as many prompts as were started); a report per workflow."""
+        done = subprocess.run(
+            self.command(mode, prompts), cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=60
+        )
+        reports = [line for line in done.stdout.splitlines() if line.startswith("[")]
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert reports, done.stderr[-3000:]
+        report: list[dict[str, Any]] = json.loads(reports[-1])
+        return report
+
+    def start(self, prompts: list[str]) -> subprocess.Popen[str]:
+        """Start the workflows; the process runs them until it is killed."""
+        return subprocess.Popen(
+            self.command("start", prompts),
+            cwd=self.folder,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+
+def _call_step(report: dict[str, Any]) -> int:
+    """The id of the workflow's one MCP call step; its checkpoint is among the workflow's events."""
+    (step,) = [step for step in report["steps"] if step["name"] == "mcp_client.call_tool"]
+    step_id: int = step["id"]
+    assert report["events"][f"mcp_client.call.{step_id}"] == {"phase": "written"}
+    return step_id
+
+
+async def test_the_agents_tool_call_is_a_dbos_step(tmp_path: Path, plain_url: str, events_path: Path) -> None:
+    tag = new_tag()
+    (report,) = App(tmp_path, plain_url, events_path).run("run", [f"count_idempotent 0 {tag}"])
+    assert report["output"] == f"The tool said: {{'result': '{tag} done'}}"
+    assert [step["name"] for step in report["steps"]] == [
+        "counter__model.request",
+        "mcp_client.call_tool",
+        "counter__model.request",
+    ]
+    _call_step(report)
+    assert lines(events_path, tag) == ["started", "completed"]
+    # DBOS's database (the workflow's input, steps and events) never names the server's URL.
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("mcp_client_agent.sqlite*"))
+    assert stored
+    assert plain_url.split("//", 1)[1].encode() not in stored
+
+
+async def test_a_process_killed_during_the_agents_calls_runs_no_tool_twice(
+    tmp_path: Path, plain_url: str, tasks_url: str, events_path: Path
+) -> None:
+    """Three runs in one process, killed while their calls are on the servers: after DBOS recovers them, the tool
+    that is not safe to repeat ran once (the model reads that it may have run), the idempotent one was called
+    again, and the task was resumed: it ran once and the run has its result."""
+    from dbos import DBOSClient
+
+    unsafe, safe, task = new_tag(), new_tag(), new_tag()
+    app = App(tmp_path, plain_url, events_path, tasks_url)
+    prompts = [f"count 3 {unsafe}", f"count_idempotent 3 {safe}", f"slow_task 3 {task}"]
+    process = app.start(prompts)
+    try:
+        await until(
+            lambda: all("started" in lines(events_path, tag) for tag in (unsafe, safe, task)),
+            "every step's request reached its server",
+            30,
+        )
+        dbos = DBOSClient(system_database_url=f"sqlite:///{tmp_path / 'mcp_client_agent.sqlite'}")
+        try:
+
+            async def task_recorded() -> bool:
+                # The call is the workflow's second step (after the first model request).
+                checkpoint = await dbos.get_event_async(f"{app.workflow_id}-2", "mcp_client.call.2", 0)
+                return isinstance(checkpoint, dict) and checkpoint.get("phase") == "task"
+
+            await until(task_recorded, "the task's reference is the step's checkpoint", 30)
+        finally:
+            dbos.destroy()
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    refused, repeated, resumed = app.run("recover", prompts)
+    _call_step(refused)
+    assert lines(events_path, unsafe).count("started") == 1  # never sent twice
+    assert refused["output"].startswith("The tool said: ")
+    assert "may have run" in refused["output"]
+    _call_step(repeated)
+    assert lines(events_path, safe).count("started") == 2  # safe to repeat: called again
+    assert lines(events_path, safe)[-1] == "completed"
+    assert repeated["output"] == f"The tool said: {{'result': '{safe} done'}}"
+    assert "mcp_client.call_tool" in [step["name"] for step in resumed["steps"]]
+    assert lines(events_path, task) == ["started", "completed"]  # resumed: ran once, to its end
+    assert resumed["output"] == f"The tool said: {{'result': '{task} done'}}"
+
+
+async def test_cancelling_the_dbos_workflow_cancels_the_call_on_the_server(
+    tmp_path: Path, plain_url: str, events_path: Path
+) -> None:
+    from dbos import DBOSClient
+
+    tag = new_tag()
+    app = App(tmp_path, plain_url, events_path)
+    process = app.start([f"count 30 {tag}"])
+    try:
+        await until(lambda: "started" in lines(events_path, tag), "the step's request reached the server", 30)
+        dbos = DBOSClient(system_database_url=f"sqlite:///{tmp_path / 'mcp_client_agent.sqlite'}")
+        try:
+            await dbos.cancel_workflow_async(f"{app.workflow_id}-0")
+        finally:
+            dbos.destroy()
+        await until(lambda: "cancelled" in lines(events_path, tag), "the call was cancelled on the server", 30)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    assert "completed" not in lines(events_path, tag)
