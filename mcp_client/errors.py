@@ -8,7 +8,8 @@ MCPClientError
 ├── ConnectError                 could not start, reach or handshake with the server
 ├── TransportError               the channel failed; ``.written`` tells whether the request left
 │   ├── SessionExpired           HTTP 2025-11-25: the server ended our session (the client starts a new one)
-│   └── WorkerLost               integrations/temporal/failures.py: a lost worker's call may have run; not re-sent
+│   ├── WorkerLost               integrations/temporal/failures.py: a lost worker's call may have run; not re-sent
+│   └── ProcessLost              integrations/dbos.py: a lost process's DBOS step may have run; not called again
 ├── RequestTimeout               (also a builtin TimeoutError)
 │   ├── IdleTimeout              no sign of life for ``idle`` seconds
 │   └── MaxTimeout               the hard maximum passed
