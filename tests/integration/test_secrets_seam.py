@@ -1,0 +1,179 @@
+"""The secrets seam: an endpoint has one redacted name (no userinfo, query, path secret or session id) and it is
+the only name errors, ``for_model``, log records and spans get; the package's log records are made visible and
+scrubbed of the configured secrets whatever their call site formats into them; the package installs a
+``NullHandler`` so a bare host's stderr gets no record raw."""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+
+import mcp_client
+from mcp_client import Client, MCPClientError, TimeoutPolicy, TransportError
+from mcp_client._log_guard import package_logger
+from mcp_client._redact import looks_secret, redacted_url, remember_secrets, scrub
+from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.transports.http import http
+from mcp_client.transports.sse import sse
+from tests.integration.sse_peer import SsePeer
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-live-0123456789abcdef"
+PATH_KEY = "sk-path-9a8b7c6d5e4f3a2b"
+HEADER = "hdr-secret-value-77"
+PASSWORD = "pw-0x5ecret"
+POLICY = TimeoutPolicy(idle=5, maximum=10, connect=5)
+SECRETS = (KEY, PATH_KEY, HEADER, PASSWORD, "session_id=")
+HOSTILE_SERVER = Path(__file__).with_name("hostile_text_server.py")
+
+
+def _url(host: str, path: str = "mcp") -> str:
+    return f"http://bob:{PASSWORD}@{host}/u/{PATH_KEY}/{path};token={KEY}?api_key={KEY}"
+
+
+def _ours(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(
+        logging.Formatter().format(record) for record in caplog.records if record.name.startswith("mcp_client")
+    )
+
+
+def _assert_no_secret(*texts: str) -> None:
+    for text in texts:
+        for secret in SECRETS:
+            assert secret not in text, f"{secret!r} shown in {text!r}"
+
+
+def _shown(error: BaseException) -> list[str]:
+    """The texts of the package's errors in the chain (an HTTP library's own exception, chained as the cause,
+    is that library's: it reaches a log record of the package only scrubbed)."""
+    texts: list[str] = []
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, MCPClientError):
+            texts += [str(seen), seen.for_model]
+        seen = seen.__cause__ or seen.__context__
+    return texts
+
+
+def test_the_path_rule() -> None:
+    assert redacted_url(f"https://h.example/u/{PATH_KEY}/mcp") == "https://h.example/u/***/mcp"
+    assert redacted_url(f"https://h.example/mcp;key={KEY}/x") == "https://h.example/mcp;key=***/x"
+    assert redacted_url(f"https://h.example/t/key={KEY}") == "https://h.example/t/key=***"
+    uuid = "550e8400-e29b-41d4-a716-446655440000"
+    assert redacted_url(f"https://h.example/servers/{uuid}/sse") == "https://h.example/servers/***/sse"
+    for plain in ("https://h.example/mcp", "https://h.example/v1/2025-11-25/streamable-http", "http://[::1]:80/mcp"):
+        assert redacted_url(plain) == plain
+    assert looks_secret("ghp_" + "a" * 30)
+    assert looks_secret("eyJhbGciOiJIUzI1NiJ9")
+    assert not looks_secret("messages")
+    assert not looks_secret("v2")
+
+
+def test_scrub_hides_configured_values_urls_and_credentials() -> None:
+    remember_secrets(_url("scrub.test"), {"X-Api-Key": HEADER, "Authorization": f"Bearer {KEY}"})
+    text = f"GET {_url('other.test')} failed; header {HEADER}; Authorization: Bearer abc.def; {PASSWORD}"
+    _assert_no_secret(scrub(text))
+    assert "http://***@other.test/u/***/mcp;token=***?***" in scrub(text)
+    assert "Bearer ***" in scrub(text)
+    assert "https://docs.example/a?b=1" in scrub("see https://docs.example/a?b=1", urls=False)
+
+
+async def test_an_sse_endpoint_on_another_origin_shows_no_secret(caplog: pytest.LogCaptureFixture) -> None:
+    """The refusal of an endpoint event on another origin named the configured URL and the endpoint raw."""
+    caplog.set_level(logging.DEBUG)
+    peer = SsePeer(ScriptedPeer(era="legacy"), endpoint=f"http://elsewhere.test/messages?session_id={KEY}")
+    async with peer.serving() as client_http:
+        with pytest.raises(MCPClientError) as caught:
+            async with Client(sse(_url("sse.test", "sse"), client=client_http), timeout=POLICY, retry=None):
+                pass
+    _assert_no_secret(*_shown(caught.value), caught.value.for_model, _ours(caplog))
+
+
+def _refuse(request: httpx2.Request) -> httpx2.Response:
+    raise httpx2.ConnectError(f"connection to {request.url} refused", request=request)
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+async def test_http_and_sse_errors_show_no_secret_of_the_configuration(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A URL with userinfo, a path secret, a path parameter and a query, and a secret header; the HTTP library's
+    own error names the full URL: none of it reaches the error, its for_model or a log record."""
+    caplog.set_level(logging.DEBUG)
+    headers = {"X-Api-Key": HEADER}
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(_refuse)) as client_http:
+        transport = (http if kind == "http" else sse)(_url(f"{kind}.test"), headers=headers, client=client_http)
+        _assert_no_secret(transport.description)
+        with pytest.raises(MCPClientError) as caught:
+            async with Client(transport, timeout=POLICY, retry=None):
+                pass
+    _assert_no_secret(*_shown(caught.value), caught.value.for_model, _ours(caplog))
+
+
+async def test_a_server_message_naming_a_configured_secret_is_scrubbed() -> None:
+    """The last line of defence: an error's text never holds a configured secret, whoever wrote it."""
+    remember_secrets(headers={"X-Api-Key": HEADER})
+    error = TransportError(f"the server echoed {HEADER}", written=True)
+    _assert_no_secret(str(error), error.for_model, error.message)
+
+
+def test_log_records_are_visible_and_scrubbed(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    remember_secrets(headers={"X-Api-Key": HEADER})
+    logger = package_logger("mcp_client.session")
+    logger.info("server says %s", f"\x1b]52;c;ZXZpbA==\x07 {HEADER} \u202e")
+    try:
+        raise ValueError(f"boom \x1b[2J {HEADER}")
+    except ValueError:
+        logger.exception("failed at %s", _url("log.test"))
+    text = caplog.text + _ours(caplog)
+    _assert_no_secret(text)
+    assert "\x1b" not in text
+    assert "\u202e" not in text
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in text
+
+
+def test_every_module_logs_through_the_guard() -> None:
+    """A module that made its logger with ``logging.getLogger`` would log unguarded: none does."""
+    package = Path(mcp_client.__file__).parent
+    offenders = []
+    for path in package.rglob("*.py"):
+        if "testing" in path.parts or path.name == "_log_guard.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "logging.getLogger":
+                offenders.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_a_bare_library_host_gets_no_server_text_on_its_stderr() -> None:
+    """A host that configured no logging calls a tool of a server that logs hostile text at level error: Python's
+    last-resort handler would write the record to stderr; the package's NullHandler keeps it off."""
+    script = f"""
+import anyio
+from mcp_client import Client, stdio
+
+async def main():
+    async with Client(stdio({sys.executable!r}, [{str(HOSTILE_SERVER)!r}]), protocol="2025-11-25") as client:
+        await client.call_tool("hostile", {{}})
+
+anyio.run(main)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(mcp_client.__file__).parent.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"\x1b" not in done.stderr + done.stdout
+    assert b"pwned" not in done.stderr
