@@ -19,8 +19,7 @@ loaded by a literal name (``importlib.import_module("mcp_client.x")``, ``__impor
 use), as Python does. It also warns (without failing) when a ``_``-name (a ``_private`` module or a ``_private``
 name) is imported from outside the top-level folder it sits in; the top-level ``_`` modules (``_types``,
 ``_version``, ``_httpx``, ``_backends/``, ``_lazy``, ``_moved``, ``_redact``, ``_typed``, ``_visible``,
-``_log_guard``) are the package's shared
-core and free to import.
+``_log_guard``) are the package's shared core and free to import.
 Usage::
 
     python .ci/check_layers.py [--root DIR]   # DIR holds the mcp_client package; default: the repository

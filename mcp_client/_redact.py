@@ -19,8 +19,9 @@ The path rule (:func:`looks_secret`), after percent-decoding a segment:
 Plain words, versions and dates (``mcp``, ``v1``, ``2025-11-25``, ``streamable-http``) stay.
 
 As a last line of defence, :func:`remember_secrets` keeps the values a host configured (header values, the URL's
-userinfo and query values, secret-looking path segments and command arguments; at most :data:`REMEMBERED` of them,
-the oldest forgotten first) and :func:`scrub` replaces them, every URL in the text (by :func:`redacted_url`) and
+userinfo and query values, secret-looking path segments, command arguments and the values of secret-named flags
+and environment variables; values of 8 characters or more; at most :data:`REMEMBERED` of them, the oldest forgotten
+first) and :func:`scrub` replaces them, every URL in the text (by :func:`redacted_url`) and
 ``Bearer``/``Basic``/``DPoP`` credentials with ``***``. The package's loggers scrub every record with it
 (:mod:`mcp_client._log_guard`), and so do the OpenTelemetry spans, every error's message and ``for_model`` (those
 two leave other URLs whole). Pure functions of strings and that one bounded
@@ -100,8 +101,8 @@ def redacted_url(url: str) -> str:
 
 REMEMBERED = 512
 """How many configured secret values :func:`remember_secrets` keeps (the oldest are forgotten first)."""
-_MIN_LENGTH = 6
-"""Shorter values are not scrubbed (``1``, ``true``): they would hide common words, and guess no secret."""
+_MIN_LENGTH = 8
+"""Shorter values are not kept (``1``, ``true``, ``europe``): they would hide common words, and guard no secret."""
 _PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "mcp-protocol-version", "accept-encoding"})
 _secrets: dict[str, None] = {}
 _lock = threading.Lock()
@@ -160,12 +161,23 @@ def remember_secrets(
             continue
         values += [value, value.partition(" ")[2]] if " " in value else [value]
     values += [arg for arg in args if looks_secret(arg)]
-    values += [arg.partition("=")[2] for arg in args if arg.startswith("-") and "=" in arg]
+    for arg, following in zip(args, [*args[1:], ""], strict=False):  # (no args: no pairs)
+        flag, equals, value = arg.partition("=")
+        if flag.startswith("-") and _SECRET_NAME.search(flag):  # --api-key=VALUE, --token VALUE
+            values.append(value if equals else following)
     _keep(values)
 
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
-_CREDENTIAL = re.compile(r"\b(Bearer|Basic|DPoP)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+_CREDENTIAL = re.compile(r"\b(Bearer|Basic|DPoP) +([A-Za-z0-9._~+/=-]{8,})")
+"""An ``Authorization`` value as written in a header: the scheme as spelled there and a token of 8 characters or
+more; :func:`_credential` hides it when it looks like one (prose such as "a Bearer token" stays)."""
+_TOKENISH = re.compile(r"[0-9_~+/=]|.[A-Z]")
+"""A digit, a base64 symbol, or a capital after the first letter: what a token has and a word of prose has not."""
+
+
+def _credential(match: re.Match[str]) -> str:
+    return f"{match.group(1)} {HIDDEN}" if _TOKENISH.search(match.group(2)) else match.group()
 
 
 def scrub(text: str, *, urls: bool = True) -> str:
@@ -174,7 +186,7 @@ def scrub(text: str, *, urls: bool = True) -> str:
     name a URL of its own that its reader needs whole; logs and spans scrub with it."""
     if urls and "://" in text:
         text = _URL.sub(lambda match: _redacted_in_text(match.group()), text)
-    text = _CREDENTIAL.sub(lambda match: f"{match.group(1)} {HIDDEN}", text)
+    text = _CREDENTIAL.sub(_credential, text)
     with _lock:
         known = sorted(_secrets, key=len, reverse=True)
     for value in known:

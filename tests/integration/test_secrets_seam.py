@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,9 @@ from mcp_client._log_guard import package_logger
 from mcp_client._redact import looks_secret, redacted_url, remember_secrets, scrub
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.http import http
+from mcp_client.transports.http._transport import engine_kind
 from mcp_client.transports.sse import sse
+from mcp_client.transports.stdio._transport import stdio
 from tests.integration.sse_peer import SsePeer
 
 pytestmark = pytest.mark.anyio
@@ -79,10 +82,12 @@ def test_the_path_rule() -> None:
 
 def test_scrub_hides_configured_values_urls_and_credentials() -> None:
     remember_secrets(_url("scrub.test"), {"X-Api-Key": HEADER, "Authorization": f"Bearer {KEY}"})
-    text = f"GET {_url('other.test')} failed; header {HEADER}; Authorization: Bearer abc.def; {PASSWORD}"
+    text = f"GET {_url('other.test')} failed; header {HEADER}; Authorization: Bearer eyJhbGciOi.x9; {PASSWORD}"
     _assert_no_secret(scrub(text))
     assert "http://***@other.test/u/***/mcp;token=***?***" in scrub(text)
     assert "Bearer ***" in scrub(text)
+    assert scrub("a Bearer token; Basic authentication.") == "a Bearer token; Basic authentication."
+    assert scrub("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic ***"
     assert "https://docs.example/a?b=1" in scrub("see https://docs.example/a?b=1", urls=False)
 
 
@@ -116,6 +121,39 @@ async def test_http_and_sse_errors_show_no_secret_of_the_configuration(
             async with Client(transport, timeout=POLICY, retry=None):
                 pass
     _assert_no_secret(*_shown(caught.value), caught.value.for_model, _ours(caplog))
+
+
+@pytest.mark.real_clock
+@pytest.mark.parametrize("engine", ["httpcore2", "httpx2"])
+async def test_a_refused_connection_on_either_engine_shows_no_secret(
+    engine: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No client given, to a loopback port nothing listens on: httpcore2's pool, or (credentials in the URL)
+    an httpx2 client of the transport's own."""
+    caplog.set_level(logging.DEBUG)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = _url(f"127.0.0.1:{port}")
+    if engine == "httpcore2":
+        url = url.replace(f"bob:{PASSWORD}@", "")
+    transport = http(url, headers={"X-Api-Key": HEADER})
+    assert engine_kind(transport) == engine
+    with pytest.raises(MCPClientError) as caught:
+        async with Client(transport, timeout=POLICY, retry=None):
+            pass
+    _assert_no_secret(*_shown(caught.value), _ours(caplog))
+
+
+@pytest.mark.real_clock
+async def test_a_stdio_server_that_dies_shows_no_secret_argument(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    code = "import sys; sys.stderr.write(' '.join(sys.argv)); sys.exit(3)"
+    transport = stdio(sys.executable, ["-c", code, "--api-key", KEY, f"--password={PASSWORD}", PATH_KEY])
+    with pytest.raises(MCPClientError) as caught:
+        async with Client(transport, timeout=POLICY, retry=None):
+            pass
+    _assert_no_secret(*_shown(caught.value), _ours(caplog))
 
 
 async def test_a_server_message_naming_a_configured_secret_is_scrubbed() -> None:
