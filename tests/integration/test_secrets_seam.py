@@ -97,8 +97,10 @@ async def test_an_sse_endpoint_on_another_origin_shows_no_secret(caplog: pytest.
     peer = SsePeer(ScriptedPeer(era="legacy"), endpoint=f"http://elsewhere.test/messages?session_id={KEY}")
     async with peer.serving() as client_http:
         with pytest.raises(MCPClientError) as caught:
-            async with Client(sse(_url("sse.test", "sse"), client=client_http), timeout=POLICY, retry=None):
+            url = f"http://bob:{PASSWORD}@sse.test/sse?api_key={KEY}"  # (the peer serves /sse only)
+            async with Client(sse(url, client=client_http), timeout=POLICY, retry=None):
                 pass
+    assert "another origin" in str(caught.value)
     _assert_no_secret(*_shown(caught.value), caught.value.for_model, _ours(caplog))
 
 
