@@ -13,8 +13,9 @@ The path rule (:func:`looks_secret`), after percent-decoding a segment:
 
 * a known key prefix followed by at least 8 more characters (``sk-``, ``sk_``, ``pk_``, ``rk_``, ``ghp_``,
   ``github_pat_``, ``xoxb-``, ``glpat-``, ``AKIA``, ``eyJ`` (a JWT), ``Bearer``, ``key-``, ``token-``...);
-* or 20 characters or more with at least one letter and one digit (a random token, a UUID, a hash);
-* or 32 characters or more of letters only (a random token without digits).
+* or, with no ``/``, ``\\``, ``.``, ``:``, ``@`` or space in it (those make a file path, a host name, an address
+  or a sentence), 20 characters or more with at least one letter and one digit (a random token, a UUID, a hash),
+  or 32 characters or more of letters only (a random token without digits).
 
 Plain words, versions and dates (``mcp``, ``v1``, ``2025-11-25``, ``streamable-http``) stay.
 
@@ -30,10 +31,9 @@ memory; nothing of the package.
 
 from __future__ import annotations
 
+import _thread
 import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 __all__ = ["REMEMBERED", "command_summary", "looks_secret", "redacted_url", "remember_secrets", "scrub"]
 
@@ -47,14 +47,19 @@ _KEY_PREFIXES = re.compile(
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"[0-9]")
 _ONLY_LETTERS = re.compile(r"^[A-Za-z]+$")
+_NOT_A_TOKEN = re.compile(r"[/\\.:@ ]")
 
 
 def looks_secret(segment: str) -> bool:
     """Does one path segment (or argument) look like a secret? See the module docstring for the rule."""
+    from urllib.parse import unquote
+
     text = unquote(segment)
     match = _KEY_PREFIXES.match(text)
     if match and len(text) - match.end() >= 8:
         return True
+    if _NOT_A_TOKEN.search(text):
+        return False  # a file path, a host name, an address, a sentence
     if len(text) >= 20 and _LETTER.search(text) and _DIGIT.search(text):
         return True
     return len(text) >= 32 and bool(_ONLY_LETTERS.match(text))
@@ -83,6 +88,8 @@ def redacted_path(path: str) -> str:
 
 def redacted_url(url: str) -> str:
     """``url`` without its userinfo, query, fragment and path secrets (each shown as ``***``)."""
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url)
         host = parts.hostname
@@ -105,21 +112,31 @@ _MIN_LENGTH = 8
 """Shorter values are not kept (``1``, ``true``, ``europe``): they would hide common words, and guard no secret."""
 _PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "mcp-protocol-version", "accept-encoding"})
 _secrets: dict[str, None] = {}
-_lock = threading.Lock()
+_longest_first: tuple[str, ...] = ()
+"""The same values, longest first (one that holds another is replaced whole); rebuilt by :func:`_keep`, read
+without a lock."""
+_lock = _thread.allocate_lock()  # (threading and urllib.parse load on first use: errors.py imports this)
 
 
 def _keep(values: Iterable[str]) -> None:
+    global _longest_first
     with _lock:
+        new = False
         for value in values:
             if len(value) < _MIN_LENGTH:
                 continue
+            new = new or value not in _secrets
             _secrets.pop(value, None)
-            _secrets[value] = None
+            _secrets[value] = None  # (kept again: now the newest)
             while len(_secrets) > REMEMBERED:
                 del _secrets[next(iter(_secrets))]
+        if new:
+            _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
 
 
 def _secrets_of_url(url: str) -> list[str]:
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -187,9 +204,7 @@ def scrub(text: str, *, urls: bool = True) -> str:
     if urls and "://" in text:
         text = _URL.sub(lambda match: _redacted_in_text(match.group()), text)
     text = _CREDENTIAL.sub(_credential, text)
-    with _lock:
-        known = sorted(_secrets, key=len, reverse=True)
-    for value in known:
+    for value in _longest_first:
         if value in text:
             text = text.replace(value, HIDDEN)
     return text

@@ -95,9 +95,9 @@ async def test_an_sse_endpoint_on_another_origin_shows_no_secret(caplog: pytest.
     """The refusal of an endpoint event on another origin named the configured URL and the endpoint raw."""
     caplog.set_level(logging.DEBUG)
     peer = SsePeer(ScriptedPeer(era="legacy"), endpoint=f"http://elsewhere.test/messages?session_id={KEY}")
+    url = f"http://bob:{PASSWORD}@sse.test/sse?api_key={KEY}"  # (the peer serves /sse only)
     async with peer.serving() as client_http:
         with pytest.raises(MCPClientError) as caught:
-            url = f"http://bob:{PASSWORD}@sse.test/sse?api_key={KEY}"  # (the peer serves /sse only)
             async with Client(sse(url, client=client_http), timeout=POLICY, retry=None):
                 pass
     assert "another origin" in str(caught.value)

@@ -184,11 +184,14 @@ def test_errors_and_outcomes_import_one_way_the_text_is_the_outcomes_own() -> No
     assert _runtime_imports("mcp_client.outcomes") <= shared_core
     # Nothing else, not even for the type checker: outcomes reads an error through its ErrorFacts Protocol.
     source = Path(importlib.util.find_spec("mcp_client.outcomes").origin).read_text()  # type: ignore[arg-type,union-attr]
-    assert not {
-        name
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
-        if name.split(".")[0] == "mcp_client"
-    } - shared_core
+    assert (
+        not {
+            name
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+            if name.split(".")[0] == "mcp_client"
+        }
+        - shared_core
+    )
     assert "mcp_client.outcomes" in _runtime_imports("mcp_client.errors")
