@@ -173,3 +173,26 @@ def test_demo_with_a_url_prints_the_servers_name_as_text() -> None:
     assert_harmless(done.stdout + done.stderr)
     assert "evil[/]server\\x1b]0;pwned\\x07" in done.stdout
     assert key not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("tools",), ("tools", "--json"), ("call", "evil/hostile", "{}"), ("call", "evil/hostile", "{}", "--json")],
+)
+def test_every_group_command_and_output_mode_keeps_the_terminal(command: tuple[str, ...], tmp_path: Path) -> None:
+    """With ``--config``: the servers of an ``mcp.json``, the same hostile texts (and log message) in each mode."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"evil": {"command": SERVER[0], "args": SERVER[1:]}}}))
+    env = {**os.environ, "FORCE_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "400", "TTY_COMPATIBLE": "1"}
+    done = subprocess.run(
+        [str(COMMAND), "--config", str(config), *command, "--protocol", "2025-11-25"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_harmless(done.stdout + done.stderr)
+    assert "ZXZpbA==" in done.stdout  # the hostile text was shown (made visible), not dropped
