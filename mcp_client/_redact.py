@@ -176,7 +176,8 @@ def remember_secrets(
     for name, value in (headers or {}).items():
         if name.lower() in _PUBLIC_HEADERS:
             continue
-        values += [value, value.partition(" ")[2]] if " " in value else [value]
+        scheme, space, credential = value.partition(" ")  # Bearer <token>: the token is the secret
+        values.append(credential if space and scheme.isalpha() else value)
     values += [arg for arg in args if looks_secret(arg)]
     for arg, following in zip(args, [*args[1:], ""], strict=False):  # (no args: no pairs)
         flag, equals, value = arg.partition("=")
