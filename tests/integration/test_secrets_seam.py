@@ -20,6 +20,7 @@ import mcp_client
 from mcp_client import Client, MCPClientError, TimeoutPolicy, TransportError
 from mcp_client._log_guard import package_logger
 from mcp_client._redact import looks_secret, redacted_url, remember_secrets, scrub
+from mcp_client.protocol.logs import LOG_TEXT_LIMIT, log_text
 from mcp_client.testing.peer import ScriptedPeer
 from mcp_client.transports.http import http
 from mcp_client.transports.http._transport import engine_kind
@@ -217,3 +218,25 @@ anyio.run(main)
     assert done.returncode == 0, done.stderr
     assert b"\x1b" not in done.stderr + done.stdout
     assert b"pwned" not in done.stderr
+
+
+@pytest.mark.real_clock
+async def test_a_server_log_message_enters_its_record_visible(caplog: pytest.LogCaptureFixture) -> None:
+    """The session logs a server's ``notifications/message``: the record's own message (what any handler of the
+    host formats) holds the server's escapes made visible."""
+    caplog.set_level(logging.DEBUG, logger="mcp_client")
+    async with Client(stdio(sys.executable, [str(HOSTILE_SERVER)]), protocol="2025-11-25", timeout=POLICY) as client:
+        await client.call_tool("hostile", {})
+    (record,) = [record for record in caplog.records if record.getMessage().startswith("server log:")]
+    assert record.levelno == logging.ERROR
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in record.getMessage()
+    for raw in ("\x1b", "\x9b", "\x85", "\u202e", "\r"):
+        assert raw not in record.getMessage()
+
+
+def test_a_server_log_message_is_cut() -> None:
+    text = log_text("\x1b[2J" + "x" * 10_000)
+    assert text.startswith("\\x1b[2J")
+    assert len(text) < LOG_TEXT_LIMIT + 100
+    assert text.endswith(f"({10_004 - LOG_TEXT_LIMIT} more characters)")
+    assert log_text({"a": "\x1b"}) == "{'a': '\\x1b'}"
