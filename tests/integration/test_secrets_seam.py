@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 import mcp_client
-from mcp_client import Client, MCPClientError, TimeoutPolicy, TransportError
+from mcp_client import Client, MCPClientError, ServerError, TimeoutPolicy, TransportError, memory
 from mcp_client._log_guard import package_logger
 from mcp_client._redact import looks_secret, redacted_url, remember_secrets, scrub
 from mcp_client.protocol.logs import LOG_TEXT_LIMIT, log_text
@@ -240,3 +240,18 @@ def test_a_server_log_message_is_cut() -> None:
     assert len(text) < LOG_TEXT_LIMIT + 100
     assert text.endswith(f"({10_004 - LOG_TEXT_LIMIT} more characters)")
     assert log_text({"a": "\x1b"}) == "{'a': '\\x1b'}"
+
+
+async def test_a_server_error_on_memory_echoing_the_configuration_shows_no_secret(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server (here over the memory transport) that echoes another endpoint's configured URL and header in its
+    error message: the configured values are scrubbed from the error, its for_model and the logs."""
+    caplog.set_level(logging.DEBUG)
+    configured = _url("echoed.test")
+    http(configured, headers={"X-Api-Key": HEADER})  # configured (never connected): its secrets are known
+    async with Client(memory(ScriptedPeer().serve), timeout=POLICY, retry=None) as client:
+        with pytest.raises(ServerError) as caught:
+            await client.call_tool("fail", {"message": f"upstream {configured} refused {HEADER}"})
+    assert "echoed.test" in str(caught.value)
+    _assert_no_secret(*_shown(caught.value), _ours(caplog))
