@@ -18,8 +18,8 @@ loaded by a literal name (``importlib.import_module("mcp_client.x")``, ``__impor
 ``a.b.c`` also runs the ``__init__`` of each package above it (a lazy face's imports excepted: they run on first
 use), as Python does. It also warns (without failing) when a ``_``-name (a ``_private`` module or a ``_private``
 name) is imported from outside the top-level folder it sits in; the top-level ``_`` modules (``_types``,
-``_version``, ``_httpx``, ``_backends/``, ``_lazy``, ``_moved``, ``_redact``, ``_typed``) are the package's shared
-core and free to import.
+``_version``, ``_httpx``, ``_backends/``, ``_lazy``, ``_moved``, ``_redact``, ``_typed``, ``_visible``,
+``_log_guard``) are the package's shared core and free to import.
 Usage::
 
     python .ci/check_layers.py [--root DIR]   # DIR holds the mcp_client package; default: the repository
@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     (
         "core",
         "events.py > policy/ > _typed.py > errors.py > outcomes.py; "
-        "_types.py, _version.py, _httpx.py, _backends/, _lazy.py, _moved.py, _redact.py",
+        "_types.py, _version.py, _httpx.py, _backends/, _lazy.py, _moved.py, _redact.py, _visible.py, _log_guard.py",
     ),
 )
 """The layers, top to bottom. A row's entries: ``name/`` a folder (with its subfolders), ``name.py`` a top-level
@@ -60,7 +60,9 @@ module, ``__init__.py`` the package's own ``__init__``; ``a > b``: ``a`` may imp
 ``a, b``: one rank; ``;`` ends the ordered part of a row, and what follows is the row's bottom rank."""
 APART = frozenset({"wings"})
 """Rows whose entries never import each other (what a wing needs of another is handed in by the client)."""
-SHARED_CORE = frozenset({"_types", "_version", "_httpx", "_backends", "_lazy", "_moved", "_redact", "_typed"})
+SHARED_CORE = frozenset(
+    {"_types", "_version", "_httpx", "_backends", "_lazy", "_moved", "_redact", "_typed", "_visible", "_log_guard"}
+)
 """The top-level ``_`` modules every folder may import (the package's own, like httpx's ``_types``)."""
 
 

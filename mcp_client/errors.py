@@ -62,6 +62,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mcp_client._redact import scrub
 from mcp_client.outcomes import for_model
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ class MCPClientError(Exception):
         elapsed: float | None = None,
         last_progress: float | None = None,
     ) -> None:
+        message = scrub(message, urls=False)  # the last line of defence: no configured secret in any error's text
         super().__init__(message)
         self.message = message
         self.method = method

@@ -26,7 +26,6 @@ out.
 from __future__ import annotations
 
 import enum
-import logging
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +38,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._log_guard import package_logger
 from mcp_client.calls.in_flight_limit import check_max_in_flight
 from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
@@ -54,7 +54,7 @@ from mcp_client.transports.base import Transport
 
 __all__ = ["ClientGroup", "GroupEventHook", "ServerStatus", "split_tool_name"]
 
-logger = logging.getLogger("mcp_client.group")
+logger = package_logger("mcp_client.group")
 
 GroupEventHook = Callable[[str, Event], None]
 """``on_event`` of a group: called with the server's name and each event of its client."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "mcp_client.otel needs OpenTelemetry: install the 'otel' extra (pip install 'mcp-policy-client[otel]')"
     ) from exc
 
+from mcp_client._redact import scrub
 from mcp_client._types import JSONObject
 from mcp_client._version import __version__
 from mcp_client.errors import MCPClientError, RequestCancelled, RequestTimeout, ServerError, ToolError
@@ -284,7 +286,7 @@ class Tracing:
             elif isinstance(event, TransportFailure) and event.request_id is not None:
                 call = self._open.get((scope, event.request_id))
                 if call is not None:
-                    attributes = {ATTR_ERROR_TYPE: _error_type(event.error), "message": event.error.message}
+                    attributes = {ATTR_ERROR_TYPE: _error_type(event.error), "message": scrub(event.error.message)}
                     call.span.add_event("mcp_client.transport_failure", attributes)
 
     def _start(self, method: str, target: str | None, scope: object, server: str | None) -> _CallSpan:
@@ -481,5 +483,8 @@ def _record_error(span: Span, error: MCPClientError, timeout_kind: str | None) -
         span.set_attribute(ATTR_STATUS_CODE, str(error.code))
     if isinstance(error, RequestTimeout):
         span.set_attribute(ATTR_TIMEOUT_KIND, timeout_kind or error.kind)
-    span.record_exception(error)
-    span.set_status(Status(StatusCode.ERROR, error.message))
+    # scrubbed (URLs redacted, configured secrets hidden): a span leaves the process for a collector
+    message = scrub(error.message)
+    stack = scrub("".join(traceback.format_exception(error)))
+    span.record_exception(error, attributes={"exception.message": message, "exception.stacktrace": stack})
+    span.set_status(Status(StatusCode.ERROR, message))

@@ -10,17 +10,19 @@ use for (request ids, progress tokens).
 It owns the text; the errors own the facts it reads (each class says what happened, ``outcome``, and whether it is
 a refusal, ``refusal``; each error carries its recorded ``may_have_run``). It reads them through
 :class:`ErrorFacts`, a Protocol every :class:`~mcp_client.MCPClientError` meets, so it imports nothing of the
-package, not even for the type checker, and :mod:`mcp_client.errors` imports it for ``MCPClientError.for_model``:
-one way only. Facts only some errors have (``written``, ``timeout``, ``status_code``, ``retry_after``...) are read
-with ``getattr`` and a default.
+package but the shared core's escape and scrub (:mod:`mcp_client._visible`, :mod:`mcp_client._redact`), and
+:mod:`mcp_client.errors` imports it for ``MCPClientError.for_model``: one way only. Facts only some errors have
+(``written``, ``timeout``, ``status_code``, ``retry_after``...) are read with ``getattr`` and a default.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Sized
 from typing import TYPE_CHECKING, Protocol
+
+from mcp_client._redact import scrub
+from mcp_client._visible import visible
 
 if TYPE_CHECKING:
     import mcp_types
@@ -109,17 +111,8 @@ def for_model(error: ErrorFacts) -> str:
     if _server_told_to_stop(error):
         sentences.append("The client told the server to stop it.")
     sentences.append(_advice(error, ran))
-    return _visible(" ".join(sentence for sentence in sentences if sentence))
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""What a terminal acts on (C0 but tab and newline, DEL, C1): a server's message or a tool's text may hold any."""
-
-
-def _visible(text: str) -> str:
-    """``text`` with each control character written as its escape (``\\x1b``): the text reaches models, logs,
-    terminals and durable histories, and none of them should act on a character a server chose."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    # visible: the text reaches models, logs, terminals and durable histories; scrub: and no configured secret
+    return scrub(visible(" ".join(sentence for sentence in sentences if sentence)), urls=False)
 
 
 def _what_happened(error: ErrorFacts, subject: str) -> str:

@@ -21,7 +21,6 @@ fetched or handed on.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import ValidationError
 
 from mcp_client._httpx import http_errors
+from mcp_client._log_guard import package_logger
 from mcp_client.auth._http import canonical, fetch, origin, resource_covers, shown
 from mcp_client.auth.errors import DiscoveryError, IssuerMismatch, ResourceMismatch
 from mcp_client.auth.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
@@ -47,7 +47,7 @@ __all__ = [
     "protected_resource_metadata_urls",
 ]
 
-logger = logging.getLogger("mcp_client.auth")
+logger = package_logger("mcp_client.auth")
 
 _PRM = "/.well-known/oauth-protected-resource"
 _OAUTH = "/.well-known/oauth-authorization-server"
@@ -112,16 +112,16 @@ async def fetch_protected_resource_metadata(
         try:
             answer = await fetch(http, "GET", url)
         except http_errors() as exc:
-            logger.debug("protected resource metadata at %s: %s", url, exc)
+            logger.debug("protected resource metadata at %s: %s", shown(url), exc)
             continue
         document = answer.json_object()
         if not answer.ok or document is None:
-            logger.debug("no protected resource metadata at %s (HTTP %s)", url, answer.status)
+            logger.debug("no protected resource metadata at %s (HTTP %s)", shown(url), answer.status)
             continue
         try:
             metadata = ProtectedResourceMetadata.model_validate(document)
         except ValidationError:
-            logger.debug("invalid protected resource metadata at %s", url)
+            logger.debug("invalid protected resource metadata at %s", shown(url))
             continue
         if not resource_covers(metadata.resource, server_url):
             raise ResourceMismatch(
@@ -143,20 +143,20 @@ async def fetch_authorization_server_metadata(
         try:
             answer = await fetch(http, "GET", url)
         except http_errors() as exc:
-            logger.debug("authorization server metadata at %s: %s", url, exc)
+            logger.debug("authorization server metadata at %s: %s", shown(url), exc)
             continue
         document = answer.json_object()
         if not answer.ok or document is None:
-            logger.debug("no authorization server metadata at %s (HTTP %s)", url, answer.status)
+            logger.debug("no authorization server metadata at %s (HTTP %s)", shown(url), answer.status)
             continue
         try:
             metadata = AuthorizationServerMetadata.model_validate(document)
         except ValidationError:
-            logger.debug("invalid authorization server metadata at %s", url)
+            logger.debug("invalid authorization server metadata at %s", shown(url))
             continue
         if metadata.issuer != issuer:
             raise IssuerMismatch(
-                f"the authorization server metadata at {url} names issuer {metadata.issuer!r}, "
+                f"the authorization server metadata at {shown(url)} names issuer {metadata.issuer!r}, "
                 f"not {issuer!r}: refusing to use it"
             )
         return metadata
@@ -179,17 +179,19 @@ async def discover(
     protected = await fetch_protected_resource_metadata(http, server_url, resource_metadata)
     if protected is not None:
         if not protected.authorization_servers:
-            raise DiscoveryError(f"the protected resource metadata of {server_url} names no authorization server")
+            raise DiscoveryError(
+                f"the protected resource metadata of {shown(server_url)} names no authorization server"
+            )
         chosen = pick_issuer(protected.authorization_servers, issuer, server_url=server_url)
         metadata = await fetch_authorization_server_metadata(http, chosen)
         if metadata is None:
             raise DiscoveryError(f"no authorization server metadata found for {chosen!r}")
         return Discovery(server_url, protected.resource, protected, _checked(metadata, trusted))
     if not legacy_fallback:
-        raise DiscoveryError(f"no protected resource metadata found for {server_url}")
+        raise DiscoveryError(f"no protected resource metadata found for {shown(server_url)}")
     base = origin(server_url)
     check_bound_issuer(base, issuer, server_url=server_url)
-    logger.debug("no protected resource metadata for %s: 2025-03-26 discovery at %s", server_url, base)
+    logger.debug("no protected resource metadata for %s: 2025-03-26 discovery at %s", shown(server_url), shown(base))
     metadata = await fetch_authorization_server_metadata(http, base, urls=[_with_path(base, _OAUTH)])
     if metadata is None:
         metadata = AuthorizationServerMetadata(

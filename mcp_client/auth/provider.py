@@ -29,7 +29,6 @@ inside ``waiting_on_a_person`` (see :attr:`OAuth.waiting_on_a_person`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from importlib.util import find_spec
@@ -38,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 
-from mcp_client.auth._http import same_origin
+from mcp_client._log_guard import package_logger
+from mcp_client.auth._http import same_origin, shown
 from mcp_client.auth.challenge import Challenge, parse_www_authenticate, pick_challenge
 from mcp_client.auth.discovery import Discovery, discover
 from mcp_client.auth.dpop import DPoPKey, htu
@@ -51,7 +51,7 @@ from mcp_client.auth.token_endpoint import request_token, stored_tokens
 
 __all__ = ["OAuth"]
 
-logger = logging.getLogger("mcp_client.auth")
+logger = package_logger("mcp_client.auth")
 
 PauseFactory = Callable[[], AbstractContextManager[Any]]
 
@@ -179,7 +179,7 @@ class OAuth(_AuthOfBothLines):
                     nonce_retried = True
                 elif renewed:
                     raise Unauthorized(
-                        f"{self.server_url} refused the token it was just issued (HTTP 401)", status_code=401
+                        f"{shown(self.server_url)} refused the token it was just issued (HTTP 401)", status_code=401
                     )
                 else:
                     tokens = await self._renew(tokens, challenge)
@@ -340,14 +340,15 @@ class OAuth(_AuthOfBothLines):
         required = challenge.scopes or ()
         previous = sent.requested_scopes if sent is not None else None
         wanted = union(previous, required)
+        server = shown(self.server_url or "the MCP server")
         if done >= self.max_step_ups:
             raise InsufficientScope(
-                f"{self.server_url} still wants scopes {list(required)} after {done} re-authorizations",
+                f"{server} still wants scopes {list(required)} after {done} re-authorizations",
                 scopes=required,
             )
         if previous is not None and set(wanted) <= set(previous):
             raise InsufficientScope(
-                f"{self.server_url} refuses the token for lack of scopes {list(required)}, which were already "
+                f"{server} refuses the token for lack of scopes {list(required)}, which were already "
                 "requested: re-authorizing cannot help",
                 scopes=required,
             )

@@ -13,7 +13,6 @@ Registered clients are kept per issuer: a client of one authorization server is 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,7 +21,8 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from mcp_client._httpx import http_errors
-from mcp_client.auth._http import fetch
+from mcp_client._log_guard import package_logger
+from mcp_client.auth._http import fetch, shown
 from mcp_client.auth.errors import RegistrationError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, RegistrationResponse
 from mcp_client.auth.storage import ClientInformation, TokenStorage
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientIdentity", "application_type", "resolve_client"]
 
-logger = logging.getLogger("mcp_client.auth")
+logger = package_logger("mcp_client.auth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +142,14 @@ async def register(
     try:
         answer = await fetch(http, "POST", endpoint, json_body=body)
     except http_errors() as exc:
-        raise RegistrationError(f"client registration at {endpoint} failed: {exc or type(exc).__name__}") from exc
+        raise RegistrationError(
+            f"client registration at {shown(endpoint)} failed: {exc or type(exc).__name__}"
+        ) from exc
     document = answer.json_object() or {}
     if not answer.ok:
         error = document.get("error") if isinstance(document.get("error"), str) else None
         raise RegistrationError(
-            f"client registration at {endpoint} was refused ({error or f'HTTP {answer.status}'})",
+            f"client registration at {shown(endpoint)} was refused ({error or f'HTTP {answer.status}'})",
             error=error,
             status_code=answer.status,
         )
@@ -155,7 +157,7 @@ async def register(
         registered = RegistrationResponse.model_validate(document)
     except ValidationError as exc:  # not chained: pydantic's message quotes the input, the client secret too
         raise RegistrationError(
-            f"client registration at {endpoint} sent an invalid answer ({fields_at_fault(exc)})"
+            f"client registration at {shown(endpoint)} sent an invalid answer ({fields_at_fault(exc)})"
         ) from None
     logger.debug("registered client %s with %s", registered.client_id, metadata.issuer)
     return ClientInformation(

@@ -18,7 +18,7 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 from pydantic import ValidationError
 
 from mcp_client._httpx import http_errors
-from mcp_client.auth._http import fetch
+from mcp_client.auth._http import fetch, shown
 from mcp_client.auth.dpop import DPoPKey
 from mcp_client.auth.errors import TokenError
 from mcp_client.auth.metadata import AuthorizationServerMetadata, TokenResponse
@@ -143,7 +143,7 @@ async def request_token(
         try:
             answer = await fetch(http, "POST", endpoint, data=body, headers=headers)
         except http_errors() as exc:
-            raise TokenError(f"the token request to {endpoint} failed: {exc or type(exc).__name__}") from exc
+            raise TokenError(f"the token request to {shown(endpoint)} failed: {exc or type(exc).__name__}") from exc
         fresh_nonce = dpop is not None and dpop.remember_nonce(endpoint, answer.headers.get("dpop-nonce"))
         document = answer.json_object() or {}
         if answer.ok:
@@ -151,7 +151,7 @@ async def request_token(
                 token = TokenResponse.model_validate(document)
             except ValidationError as exc:  # not chained: pydantic's message quotes the input, secrets and all
                 raise TokenError(
-                    f"the token endpoint {endpoint} sent an invalid token response ({fields_at_fault(exc)})"
+                    f"the token endpoint {shown(endpoint)} sent an invalid token response ({fields_at_fault(exc)})"
                 ) from None
             if access_token_type:
                 _check_type(token, dpop, endpoint)
@@ -163,7 +163,7 @@ async def request_token(
         description = description if isinstance(description, str) else None
         detail = f": {description}" if description else ""
         raise TokenError(
-            f"the token endpoint {endpoint} refused ({error or f'HTTP {answer.status}'}){detail}",
+            f"the token endpoint {shown(endpoint)} refused ({error or f'HTTP {answer.status}'}){detail}",
             error=error,
             description=description,
             status_code=answer.status,
@@ -179,9 +179,9 @@ def fields_at_fault(error: ValidationError) -> str:
 def _check_type(token: TokenResponse, dpop: DPoPKey | None, endpoint: str) -> None:
     kind = token.token_type.lower()
     if kind == "dpop" and dpop is None:
-        raise TokenError(f"the token endpoint {endpoint} issued a DPoP token without a DPoP proof")
+        raise TokenError(f"the token endpoint {shown(endpoint)} issued a DPoP token without a DPoP proof")
     if kind not in ("bearer", "dpop"):
-        raise TokenError(f"the token endpoint {endpoint} issued an unsupported token type {token.token_type!r}")
+        raise TokenError(f"the token endpoint {shown(endpoint)} issued an unsupported token type {token.token_type!r}")
 
 
 def stored_tokens(

@@ -24,7 +24,6 @@ carry no hints, so nothing of theirs is kept.
 
 from __future__ import annotations
 
-import logging
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -32,6 +31,7 @@ from typing import Any, Final, Literal
 
 from pydantic_core import to_json
 
+from mcp_client._log_guard import package_logger
 from mcp_client.cache.partition import authorization_context
 from mcp_client.cache.store import DEFAULT_MAX_BYTES, CacheEntry, CacheKey, CacheStore, MemoryCacheStore
 
@@ -73,7 +73,7 @@ CacheMode = Literal["use", "refresh", "bypass"]
 answer, ``"bypass"`` asks the server and leaves the cache alone. ``True`` means ``"use"``, ``False``
 ``"refresh"``."""
 
-logger = logging.getLogger("mcp_client.cache")
+logger = package_logger("mcp_client.cache")
 _MAX_STAMPS: Final = 1024
 _FAILED: Final = object()
 

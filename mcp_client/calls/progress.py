@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeAlias
 
 import anyio
 
+from mcp_client._log_guard import package_logger
 from mcp_client.calls.in_flight_limit import for_a_call
 from mcp_client.policy.progress import Progress, ProgressCoalescer
 from mcp_client.session.batch import AfterBatch
@@ -33,7 +33,7 @@ __all__ = [
     "deliver_to_callback",
 ]
 
-logger = logging.getLogger("mcp_client.progress")
+logger = package_logger("mcp_client.progress")
 
 ProgressCallback: TypeAlias = Callable[[Progress], Awaitable[None] | None]
 """A progress callback: a plain function or a coroutine function taking a :class:`Progress`."""

@@ -19,7 +19,6 @@ control that cancels it); of the session it reads the clock, the era and whether
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import anyio
 import anyio.abc
 
 from mcp_client._backends.auto import current_backend
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.calls.attempt import CALLER_SCOPE_GRACE, run_attempt
 from mcp_client.calls.input_rounds import answer_input_round
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskControl", "TaskDriver", "task_not_found"]
 
-logger = logging.getLogger("mcp_client.tasks")
+logger = package_logger("mcp_client.tasks")
 
 
 @dataclass(slots=True)

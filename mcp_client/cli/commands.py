@@ -26,7 +26,7 @@ from mcp_client import (
 from mcp_client.cli.display import dump_json, print_error, print_result, progress_line, tools_table
 from mcp_client.cli.interrupts import EventLog, Interrupts
 from mcp_client.cli.outcome import CTRL_C_REASON, EXIT_OK, EXIT_TOOL_ERROR, exit_code, single_error
-from mcp_client.cli.safe_text import plain
+from mcp_client.cli.safe_text import markup, plain
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, UseClientDefault
 from mcp_client.policy.registry import UNSET, PartialTimeout, Unset
 from mcp_client.policy.retry import RetryPolicy
@@ -102,7 +102,8 @@ async def note_shutdown_after_a_moment(what: str, notice: Console, which: str | 
     Start it when the closing starts, in a task group entered before what is closed; cancel it when that is done.
     """
     await anyio.sleep(SHUTDOWN_NOTICE_AFTER)
-    notice.print(f"waiting for {what} to shut down" + (f" ({which})" if which else ""), style="dim", highlight=False)
+    shown = f" ({markup(which)})" if which else ""
+    notice.print(f"waiting for {markup(what)} to shut down{shown}", style="dim", highlight=False)
 
 
 async def stop_note(error: RequestCancelled | RequestTimeout, log: EventLog) -> str:

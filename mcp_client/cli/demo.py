@@ -43,9 +43,11 @@ from mcp_client import (
     http,
     stdio,
 )
+from mcp_client._redact import redacted_url
 from mcp_client.cli.display import ProgressView, print_error, progress_line
 from mcp_client.cli.interrupts import EventLog, Interrupts
 from mcp_client.cli.outcome import CTRL_C_REASON
+from mcp_client.cli.safe_text import markup
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -162,7 +164,11 @@ async def run_demo(
         )
         return await play_scenes(interrupts, console, timings, demo_transport(), over_http=False)
     if url:
-        console.print(f"Talking Streamable HTTP to [cyan]{url}[/]. Every call below is real protocol traffic.")
+        console.print(
+            f"Talking Streamable HTTP to [cyan]{markup(redacted_url(url))}[/]. Every call below is real protocol "
+            "traffic.",
+            highlight=False,
+        )
         return await play_scenes(interrupts, console, timings, http(url, headers=headers), over_http=True)
     from mcp_client.testing.http_peer import HttpPeer
     from mcp_client.testing.peer import ScriptedPeer
@@ -186,7 +192,7 @@ async def play_scenes(
         async with client:
             info = client.server_info
             name = f"{info.name} {info.version}" if info is not None else "the demo server"
-            console.print(f"Connected to {name}, protocol {client.protocol_version}.", highlight=False)
+            console.print(f"Connected to {markup(name)}, protocol {client.protocol_version}.", highlight=False)
             missing = DEMO_TOOLS - {tool.name for tool in await client.list_tools()}
             if missing:
                 console.print(
@@ -205,7 +211,6 @@ async def play_scenes(
 
 
 def summarise(console: Console, scenes: list[Scene]) -> int:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Summary", title_justify="left")
@@ -214,13 +219,13 @@ def summarise(console: Console, scenes: list[Scene]) -> int:
     table.add_column("", no_wrap=True)
     for scene in scenes:
         verdict = "[green]OK[/]" if scene.ok else "[bold red]FAILED[/]"
-        table.add_row(f"{scene.key}. {scene.title}", escape(scene.got), verdict)
+        table.add_row(f"{scene.key}. {scene.title}", markup(scene.got), verdict)
     console.print()
     console.print(table)
     failed = [scene for scene in scenes if not scene.ok]
     for scene in failed:
         console.print(
-            f"[bold red]scene {scene.key} failed[/]: expected {escape(scene.expected)}; got {escape(scene.got)}"
+            f"[bold red]scene {scene.key} failed[/]: expected {markup(scene.expected)}; got {markup(scene.got)}"
         )
     if not failed:
         console.print("[green]Every scene behaved as expected.[/]")
@@ -323,9 +328,7 @@ def introduce(stage: Stage, scene: Scene, explanation: str) -> None:
 
 
 def say(stage: Stage, text: str) -> None:
-    from rich.markup import escape
-
-    stage.console.print(f"  -> {escape(text)}", highlight=False)
+    stage.console.print(f"  -> {markup(text)}", highlight=False)
 
 
 def report_error(stage: Stage, scene: Scene, outcome: Outcome) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_client._log_guard import package_logger
 from mcp_client.cli.commands import CallOptions, follow_call, note_shutdown_after_a_moment
 from mcp_client.cli.display import dump_json, print_error, tools_table
 from mcp_client.cli.interrupts import EventLog, Interrupts
@@ -44,7 +45,7 @@ def read_config(path: str) -> GroupConfig:
 
 def _quiet_group_log() -> None:
     """The CLI reports failed servers itself; the group's own warnings would say it twice."""
-    group_logger = logging.getLogger("mcp_client.group")
+    group_logger = package_logger("mcp_client.group")
     if not any(isinstance(handler, logging.NullHandler) for handler in group_logger.handlers):
         group_logger.addHandler(logging.NullHandler())
 

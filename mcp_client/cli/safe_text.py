@@ -2,11 +2,10 @@
 
 Anything a server says (tool names and descriptions, results, progress messages, error messages, its name, the
 lines it writes to stderr) may carry rich markup (``[link=…]``, a bare ``[/]`` that would crash the print) or
-terminal escapes (OSC 52 writes the clipboard, OSC 0 the window title, CSI 2J clears the screen, a carriage
-return overwrites the line, a bidi override reorders it). :func:`visible` writes every control character other
-than newline and tab as its Python escape (``\\x1b``, ``\\r``, ``\\u202e``); :func:`plain` wraps the result in a
-rich ``Text``, which is never parsed as markup. :func:`json_text` makes the ``--json`` output as safe while it stays
-the same JSON.
+terminal escapes. :func:`visible` is the package's one escape (:mod:`mcp_client._visible`); :func:`plain` wraps
+its result in a rich ``Text``, which is never parsed as markup; :func:`markup` makes it a piece of the CLI's own
+markup (escaped, so a ``[`` stays text); :func:`json_text` makes the ``--json`` output as
+safe while it stays the same JSON.
 
 rich is imported inside :func:`plain` only, so the CLI can say it is missing instead of failing at import.
 """
@@ -15,43 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_client._visible import json_text, visible
+
 if TYPE_CHECKING:
     from rich.text import Text
 
-__all__ = ["json_text", "plain", "visible"]
-
-_KEPT = {"\n", "\t"}
-_BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
-"""Bidirectional embeddings, overrides, isolates and marks: they reorder what the reader sees."""
-
-
-def _escape(code: int) -> str:
-    named = {0x0D: "\\r", 0x0B: "\\x0b", 0x0C: "\\x0c"}
-    if code in named:
-        return named[code]
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-_BEYOND_C0 = [0x7F, *range(0x80, 0xA0), *_BIDI]
-"""DEL, the C1 controls and the bidi marks: what a terminal acts on besides the C0 controls (which JSON escapes)."""
-
-_TABLE: dict[int, str] = {code: _escape(code) for code in [*range(0x20), *_BEYOND_C0] if chr(code) not in _KEPT}
-
-
-def visible(text: str) -> str:
-    """``text`` with every control character but newline and tab written out as an escape."""
-    return text.translate(_TABLE)
-
-
-_JSON_TABLE: dict[int, str] = {code: f"\\u{code:04x}" for code in _BEYOND_C0}
-"""What JSON itself leaves raw though a terminal acts on it (C1 controls such as the 8-bit CSI ``\\x9b``, DEL,
-bidi overrides), as JSON escapes: the document still parses to the same strings."""
-
-
-def json_text(document: str) -> str:
-    """A JSON document (written with ``ensure_ascii=False``) safe for a terminal: JSON escapes the C0 controls,
-    this the rest. Only strings can hold these characters, so the escapes are JSON's own ``\\uXXXX``."""
-    return document.translate(_JSON_TABLE)
+__all__ = ["json_text", "markup", "plain", "visible"]
 
 
 def plain(text: str, style: str = "") -> Text:
@@ -59,3 +27,10 @@ def plain(text: str, style: str = "") -> Text:
     from rich.text import Text
 
     return Text(visible(text), style=style)
+
+
+def markup(text: str) -> str:
+    """``text`` made :func:`visible` and escaped for rich markup: server text inside the CLI's own markup."""
+    from rich.markup import escape
+
+    return escape(visible(text))

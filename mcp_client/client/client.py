@@ -10,7 +10,6 @@ many seconds of maximum), has the runner run it, and turns the result into the m
 from __future__ import annotations
 
 import enum
-import logging
 import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
@@ -22,6 +21,7 @@ import anyio.abc
 import mcp_types
 from pydantic import BaseModel
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client._version import __version__
 from mcp_client.cache.partition import authorization_context, new_token, server_key
@@ -64,7 +64,7 @@ from mcp_client.transports.base import Transport
 
 __all__ = ["USE_CLIENT_DEFAULT", "Client", "ClientState", "TimeoutArg", "UseClientDefault"]
 
-logger = logging.getLogger("mcp_client")
+logger = package_logger("mcp_client")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

@@ -20,13 +20,13 @@ transport, a factory of runners, the handshake, the cancel timeout).
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 import anyio
 import anyio.abc
 
+from mcp_client._log_guard import package_logger
 from mcp_client.calls import CallRunner
 from mcp_client.calls.runner import ConnectionOwner
 from mcp_client.errors import ConnectError, MCPClientError
@@ -36,7 +36,7 @@ from mcp_client.transports.base import Transport
 
 __all__ = ["Link", "NewRunner", "StartSession"]
 
-logger = logging.getLogger("mcp_client")
+logger = package_logger("mcp_client")
 
 NewRunner = Callable[[ConnectionOwner], CallRunner]
 """Makes a session (not connected yet) and a runner of the client's calls over it, owned by the given link."""

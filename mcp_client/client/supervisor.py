@@ -18,13 +18,13 @@ imports the client: it is handed a factory of runners, the handshake and the can
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 
 import anyio
 import anyio.abc
 
+from mcp_client._log_guard import package_logger
 from mcp_client.client.link import Link, NewRunner, StartSession
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import ServerRestarted
@@ -34,7 +34,7 @@ from mcp_client.transports.base import Transport
 
 __all__ = ["SupervisedLink"]
 
-logger = logging.getLogger("mcp_client.supervisor")
+logger = package_logger("mcp_client.supervisor")
 
 
 class _Watched:

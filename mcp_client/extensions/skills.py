@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import logging
 import posixpath
 import re
 from collections.abc import Mapping
@@ -37,6 +36,7 @@ from typing import Any, Literal, Protocol
 import mcp_types
 import yaml
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.errors import MCPClientError, ProtocolError
 from mcp_client.extensions import SKILLS
@@ -54,7 +54,7 @@ __all__ = [
     "parse_skill",
 ]
 
-logger = logging.getLogger("mcp_client.skills")
+logger = package_logger("mcp_client.skills")
 
 SKILL_MD = "SKILL.md"
 DYNAMIC = "dynamic"

@@ -13,6 +13,7 @@ import logging
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from mcp_client._types import RequestId
+from mcp_client._visible import visible
 from mcp_client.events import ServerLog
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "LogLevel",
     "asks_for_logs",
     "check_level",
+    "log_text",
     "python_level",
     "server_log",
     "with_log_level",
@@ -67,6 +69,20 @@ def server_log(params: dict[str, Any], request_id: RequestId | None) -> ServerLo
         logger_name if isinstance(logger_name, str) else None,
         request_id,
     )
+
+
+LOG_TEXT_LIMIT: Final = 4096
+"""How many characters of a server's log message go into a Python log record (the rest is counted, not kept)."""
+
+
+def log_text(data: object) -> str:
+    """A server log message's data as the text of a Python log record: a string as it is, anything else as its
+    ``repr``, cut at :data:`LOG_TEXT_LIMIT` characters, and made visible (:func:`mcp_client._visible.visible`):
+    the server chose every character, and the host's handler may write it to a terminal."""
+    text = data if isinstance(data, str) else repr(data)
+    if len(text) > LOG_TEXT_LIMIT:
+        text = f"{text[:LOG_TEXT_LIMIT]}... ({len(text) - LOG_TEXT_LIMIT} more characters)"
+    return visible(text)
 
 
 def asks_for_logs(params: dict[str, Any]) -> bool:

@@ -20,13 +20,13 @@ behind it; the session is the one owner of the era of its connection.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import mcp_types
 from pydantic import ValidationError
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.errors import (
     ConnectError,
@@ -44,7 +44,7 @@ from mcp_client.protocol.era import LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INF
 
 __all__ = ["ERA_CACHE", "EraCache", "Handshake", "ProtocolMode", "ServerIdentity", "negotiate", "start"]
 
-logger = logging.getLogger("mcp_client.protocol")
+logger = package_logger("mcp_client.protocol")
 
 ProtocolMode = Literal["auto"] | str
 """``"auto"`` (probe, then fall back), or one protocol version to use without probing for others."""

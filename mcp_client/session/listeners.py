@@ -3,15 +3,15 @@ loop that tells them, so that one failing listener never stops the reader. Touch
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from mcp_client._log_guard import package_logger
 from mcp_client.errors import TransportError
 
 __all__ = ["NotificationListener", "tell"]
 
-logger = logging.getLogger("mcp_client.session")
+logger = package_logger("mcp_client.session")
 
 
 class NotificationListener(Protocol):

@@ -18,7 +18,6 @@ Part of the session layer: may touch the session's task group and the handler it
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.errors import ServerError, TransportError
 from mcp_client.session.handlers import InputHandler
@@ -38,7 +38,7 @@ __all__ = [
     "check_max_server_requests",
 ]
 
-logger = logging.getLogger("mcp_client.session")
+logger = package_logger("mcp_client.session")
 
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 """The server's requests that the host's input handler answers."""

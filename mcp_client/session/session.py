@@ -17,7 +17,6 @@ ended becomes a ``LateMessage`` event and nothing else. The server's own request
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ import anyio.lowlevel
 
 from mcp_client._backends.auto import current_backend
 from mcp_client._backends.base import Backend
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, ProtocolError, TransportError
 from mcp_client.events import (
@@ -47,7 +47,7 @@ from mcp_client.policy import Progress, ProgressTokens, ProgressVerdict, Request
 from mcp_client.policy.ids import wire_id
 from mcp_client.policy.progress import finite_number
 from mcp_client.protocol.era import Era
-from mcp_client.protocol.logs import asks_for_logs, python_level, server_log
+from mcp_client.protocol.logs import asks_for_logs, log_text, python_level, server_log
 from mcp_client.session.batch import AfterBatch
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, WireRequest
@@ -58,7 +58,7 @@ from mcp_client.transports.base import Connection
 
 __all__ = ["Session"]
 
-logger = logging.getLogger("mcp_client.session")
+logger = package_logger("mcp_client.session")
 
 _RECENT_LIMIT = 4096
 _NOT_CANCELLABLE = frozenset(
@@ -426,7 +426,9 @@ class Session:
         policy says so, a sign of life for it."""
         request = self._log_owner(stream)
         log = server_log(params, request.request_id if request is not None else None)
-        logger.log(python_level(log.level), "server log: %s", log.data)
+        level = python_level(log.level)
+        if logger.isEnabledFor(level):
+            logger.log(level, "server log: %s", log_text(log.data))
         if request is not None:
             deadline = request.call.deadline
             if deadline.policy.reset_on_log or deadline.policy.reset_on_any_message:

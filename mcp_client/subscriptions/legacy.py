@@ -17,7 +17,6 @@ Touches the session's request API and the router.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -25,6 +24,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.errors import MCPClientError, ServerError, TransportError
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LegacySubscription"]
 
-logger = logging.getLogger("mcp_client.subscriptions")
+logger = package_logger("mcp_client.subscriptions")
 
 
 class LegacySubscription:

@@ -21,13 +21,13 @@ Touches the session's request API, its event hook and the router; runs in the ta
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.errors import MCPClientError, ProtocolError, ServerError
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ModernSubscription"]
 
-logger = logging.getLogger("mcp_client.subscriptions")
+logger = package_logger("mcp_client.subscriptions")
 
 LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"

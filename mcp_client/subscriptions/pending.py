@@ -9,16 +9,15 @@ first of each run of drops. Touches nothing but anyio.
 
 from __future__ import annotations
 
-import logging
-
 import anyio
 
+from mcp_client._log_guard import package_logger
 from mcp_client.errors import MCPClientError
 from mcp_client.subscriptions.changes import Change, ResourceUpdated, change_key
 
 __all__ = ["PendingChanges"]
 
-logger = logging.getLogger("mcp_client.subscriptions")
+logger = package_logger("mcp_client.subscriptions")
 
 
 class PendingChanges:

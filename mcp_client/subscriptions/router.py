@@ -10,10 +10,10 @@ Called from the session's reader: never blocks, never raises. It touches only th
 
 from __future__ import annotations
 
-import logging
 import weakref
 from typing import Any, Protocol
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject
 from mcp_client.errors import TransportError
 from mcp_client.session.session import Session
@@ -21,7 +21,7 @@ from mcp_client.subscriptions.changes import SUBSCRIPTION_ID_KEY
 
 __all__ = ["Route", "SubscriptionRouter", "router_for"]
 
-logger = logging.getLogger("mcp_client.subscriptions")
+logger = package_logger("mcp_client.subscriptions")
 
 
 class Route(Protocol):

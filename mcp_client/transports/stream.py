@@ -11,12 +11,12 @@ Cancellation is the same in both eras here: a ``notifications/cancelled`` messag
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 import anyio
 import anyio.abc
 
+from mcp_client._log_guard import package_logger
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.events import CancelMethod
@@ -35,7 +35,7 @@ __all__ = [
     "read_lines",
 ]
 
-logger = logging.getLogger("mcp_client.transport")
+logger = package_logger("mcp_client.transport")
 
 DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Largest message accepted from a server, in bytes (32 MiB). A message may also hold at most one value per 256

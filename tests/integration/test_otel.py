@@ -28,6 +28,7 @@ from mcp_client import (
     TimeoutPolicy,
     memory,
 )
+from mcp_client._redact import remember_secrets
 from mcp_client.otel import Tracing
 from mcp_client.testing.peer import ScriptedPeer
 
@@ -256,3 +257,22 @@ def test_no_span_when_tracing_is_off() -> None:
     tracing = Tracing(trace.NoOpTracerProvider())
     tracing.on_event(RequestSent(1, "tools/call", None))
     tracing.flush()
+
+
+async def test_a_failed_calls_span_holds_no_secret(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
+    """A server error naming a URL with credentials and a configured header value: the span's status, its
+    exception event (message and stack) hold neither (spans leave the process for a collector)."""
+    secret = "hdr-span-secret-4242"
+    remember_secrets(headers={"X-Api-Key": secret})
+    message = f"upstream https://bob:pw-0x5ecret@api.example/v1?key=sk-live-0123456789 refused {secret}"
+    async with client_for(ScriptedPeer(), tracing) as client:
+        with pytest.raises(ServerError):
+            await client.call_tool("fail", {"message": message})
+    (span,) = calls(exporter)
+    texts = [span.status.description or ""]
+    texts += [str(value) for event in span.events for value in (event.attributes or {}).values()]
+    assert any("api.example" in text for text in texts)
+    for text in texts:
+        assert secret not in text
+        assert "pw-0x5ecret" not in text
+        assert "sk-live-0123456789" not in text

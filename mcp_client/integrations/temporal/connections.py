@@ -11,7 +11,6 @@ Touches the public client only; runs on the worker's event loop (asyncio), never
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,9 +19,10 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._log_guard import package_logger
 from mcp_client.client.client import Client
 
-logger = logging.getLogger("mcp_client.integrations.temporal")
+logger = package_logger("mcp_client.integrations.temporal")
 
 __all__ = ["Connection", "Connections"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mcp_client._redact import redacted_url
+from mcp_client._redact import redacted_url, scrub
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
@@ -135,7 +135,9 @@ class _HttpConnection(_RequestReader, Connection):
         try:
             return self._engine.build("POST", self._headers(message, extra), dumps(message).encode(), timeout)
         except (self._line.http_error, self._line.invalid_url, ValueError, TypeError, AttributeError) as exc:
-            raise TransportError(f"could not build the HTTP request to {self._where}: {exc}", written=False) from exc
+            raise TransportError(
+                f"could not build the HTTP request to {self._where}: {scrub(str(exc))}", written=False
+            ) from exc
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         if self._closed:

@@ -13,7 +13,6 @@ the transport hands the connection its settings as a value (:class:`ConnectionSe
 
 from __future__ import annotations
 
-import logging
 import socket
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ import anyio
 import anyio.abc
 
 from mcp_client._httpx import HTTPX2, HttpxLine
+from mcp_client._log_guard import package_logger
+from mcp_client._redact import scrub
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
@@ -35,7 +36,7 @@ from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, batch_hooks
 if TYPE_CHECKING:
     from mcp_client.transports.http._engine import Answer, Engine
 
-logger = logging.getLogger("mcp_client.http")
+logger = package_logger("mcp_client.http")
 
 _SIDE_TIMEOUT = 30.0
 """Notifications, responses and the closing DELETE: short exchanges with no policy of their own."""
@@ -182,4 +183,5 @@ def _blame(raw: bytes, stream_of: RequestId | None, *, body: bool = False) -> Re
 
 
 def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
+    """An HTTP library's exception as error text: any URL in it redacted, any configured secret hidden."""
+    return scrub(str(exc)) or type(exc).__name__

@@ -18,7 +18,6 @@ It touches only its client (never closed here), the session's handler and its ow
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from typing import Any
@@ -28,7 +27,8 @@ import anyio.abc
 import httpx2
 
 from mcp_client._httpx import HttpxLine, line_of
-from mcp_client._redact import redacted_url
+from mcp_client._log_guard import package_logger
+from mcp_client._redact import redacted_url, scrub
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
@@ -43,7 +43,7 @@ from mcp_client.transports.stream import batch_hooks, cancellation
 
 __all__ = ["SseConnection"]
 
-logger = logging.getLogger("mcp_client.sse")
+logger = package_logger("mcp_client.sse")
 
 _SIDE_TIMEOUT = 30.0
 """Notifications, responses and cancellations: short exchanges with no policy of their own."""
@@ -136,7 +136,7 @@ class SseConnection(Connection):
         except MCPClientError:
             raise  # a refused sign-in is the caller's to see as it is
         except (self._line.invalid_url, ValueError, TypeError) as exc:
-            raise TransportError(f"could not build the GET of {self._where}: {exc}", written=False) from exc
+            raise TransportError(f"could not build the GET of {self._where}: {_describe(exc)}", written=False) from exc
         except self._line.http_error as exc:
             detail = f"could not open the SSE stream of {self._where}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
@@ -286,7 +286,7 @@ class SseConnection(Connection):
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
             request = self._client.build_request("POST", endpoint, content=body, headers=headers, **options)
         except (self._line.http_error, self._line.invalid_url, ValueError, TypeError) as exc:
-            detail = f"could not build the POST of {what} to {redacted_url(endpoint)}: {exc}"
+            detail = f"could not build the POST of {what} to {redacted_url(endpoint)}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
         try:
             response = await self._client.send(request, follow_redirects=False, auth=self._auth)
@@ -334,4 +334,5 @@ def _body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
 
 
 def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
+    """An HTTP library's exception as error text: any URL in it redacted, any configured secret hidden."""
+    return scrub(str(exc)) or type(exc).__name__

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urljoin, urlsplit
 
+from mcp_client._redact import redacted_url
 from mcp_client.errors import TransportError
 
 __all__ = ["KNOWN_SSE_ENDPOINTS", "KnownSseEndpoints", "message_endpoint", "origin_of"]
@@ -37,13 +38,16 @@ def message_endpoint(sse_url: str, data: bytes) -> str:
     try:
         relative = data.decode("utf-8").strip()
     except UnicodeDecodeError:
-        raise TransportError(f"the endpoint event of {sse_url} is not UTF-8 text", written=False) from None
+        raise TransportError(
+            f"the endpoint event of {redacted_url(sse_url)} is not UTF-8 text", written=False
+        ) from None
     if not relative:
-        raise TransportError(f"the endpoint event of {sse_url} names no URL", written=False)
+        raise TransportError(f"the endpoint event of {redacted_url(sse_url)} names no URL", written=False)
     endpoint = urljoin(sse_url, relative)
     if origin_of(endpoint) != origin_of(sse_url):
         raise TransportError(
-            f"the server at {sse_url} named a message endpoint on another origin ({endpoint}); refused",
+            f"the server at {redacted_url(sse_url)} named a message endpoint on another origin "
+            f"({redacted_url(endpoint)}); refused",
             written=False,
         )
     return endpoint

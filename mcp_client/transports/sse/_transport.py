@@ -16,7 +16,7 @@ import anyio
 import httpx2
 
 from mcp_client._httpx import as_httpx2, auth_for, line_of
-from mcp_client._redact import redacted_url
+from mcp_client._redact import redacted_url, remember_secrets
 from mcp_client.errors import MCPClientError
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
@@ -43,6 +43,9 @@ class SseTransport(Transport):
     client: httpx2.AsyncClient | httpx.AsyncClient | None = field(default=None, compare=False)
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     auth: httpx2.Auth | httpx.Auth | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        remember_secrets(self.url, self.headers)  # for the last line of defence (see mcp_client._redact)
 
     @property
     def description(self) -> str:

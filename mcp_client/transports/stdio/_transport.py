@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -22,7 +21,8 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
-from mcp_client._redact import command_summary
+from mcp_client._log_guard import package_logger
+from mcp_client._redact import command_summary, remember_secrets
 from mcp_client.errors import ConnectError, TransportError
 from mcp_client.policy.restart import RestartPolicy
 from mcp_client.transports.base import Connection, MessageHandler, Transport
@@ -31,7 +31,7 @@ from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE, LineConnectio
 
 __all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "stdio"]
 
-logger = logging.getLogger("mcp_client.stdio")
+logger = package_logger("mcp_client.stdio")
 
 _WINDOWS_ENV: tuple[str, ...] = (
     "APPDATA",
@@ -71,6 +71,9 @@ class StdioTransport(Transport):
     shutdown: ShutdownTimings = field(default_factory=ShutdownTimings)
     restart: RestartPolicy | None = None
     """Start the server again when it dies (see :mod:`mcp_client.client.supervisor`); ``None``: a death is final."""
+
+    def __post_init__(self) -> None:
+        remember_secrets(args=self.args, env=self.env)  # the last line of defence (see mcp_client._redact)
 
     @property
     def description(self) -> str:
