@@ -2,7 +2,8 @@
 
 Side exchanges go through their own client (the host's, of either line, if it gave one to :class:`OAuth`),
 never through the MCP connection's, so the MCP client's auth never recurses into them. Redirects are not
-followed, and answers are read up to :data:`MAX_DOCUMENT` bytes.
+followed, and answers are read up to :data:`MAX_DOCUMENT` bytes (after inflation), by the one bounded reader of
+:mod:`mcp_client.transports.bounded_body`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_client._httpx import as_httpx2
 from mcp_client._redact import redacted_url
+from mcp_client.transports.bounded_body import read_body
 
 if TYPE_CHECKING:
     from mcp_client._httpx import EitherAsyncClient, EitherHeaders
@@ -65,17 +67,13 @@ async def fetch(
         )
     response = await client.send(request, stream=True, follow_redirects=False)
     try:
-        raw = bytearray()
-        async for chunk in response.aiter_bytes():
-            raw += chunk
-            if len(raw) > MAX_DOCUMENT:
-                break
+        raw = await read_body(response, MAX_DOCUMENT)
     finally:
         await response.aclose()
     body: Any = None
-    if len(raw) <= MAX_DOCUMENT:
+    if raw.complete:
         try:
-            body = json.loads(raw) if raw.strip() else None
+            body = json.loads(raw.data) if raw.data.strip() else None
         except ValueError:
             body = None
     return Answer(response.status_code, response.headers, body)

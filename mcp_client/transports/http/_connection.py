@@ -29,6 +29,7 @@ from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports._json import dumps
 from mcp_client.transports.base import Connection
+from mcp_client.transports.bounded_body import discard
 from mcp_client.transports.http._reader import _RequestReader
 from mcp_client.transports.http._state import (
     _ACCEPT,
@@ -36,7 +37,6 @@ from mcp_client.transports.http._state import (
     _SIDE_TIMEOUT,
     _closing_scope,
     _describe,
-    _read_body,
     _shut_down,
     logger,
 )
@@ -185,7 +185,7 @@ class _HttpConnection(_RequestReader, Connection):
         try:
             response = await self._engine.send(request)
             try:
-                await _read_body(response, _MAX_ERROR_BODY)  # read to its end, so its connection can be reused
+                await discard(response, _MAX_ERROR_BODY)  # read to its end, so its connection can be reused
             finally:
                 with _closing_scope():
                     await response.aclose()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -126,22 +126,6 @@ class _ConnectionState:
 
     def _fail(self, request_id: RequestId, detail: str, *, written: bool) -> None:
         self._handler.on_request_failed(request_id, TransportError(detail, written=written))
-
-
-async def _read_body(response: Answer, limit: int) -> bytes:
-    """Up to ``limit`` bytes of the body (the rest is not read)."""
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
-
-
-def _body_chunks(response: Answer) -> AsyncGenerator[bytes, None]:
-    """The body as it arrives: raw when the server did not compress it (no decoder pass), else decoded."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    return response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
 
 
 def _closing_scope() -> anyio.CancelScope:
