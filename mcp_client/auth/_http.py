@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp_client._httpx import as_httpx2
 from mcp_client._redact import redacted_url
 from mcp_client.transports.bounded_body import read_body
+from mcp_client.transports.origin import same_origin as _same_origin
 
 if TYPE_CHECKING:
     from mcp_client._httpx import EitherAsyncClient, EitherHeaders
@@ -26,7 +27,6 @@ __all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_c
 
 MAX_DOCUMENT = 1024 * 1024
 """Largest metadata document or token response read, in bytes."""
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +79,6 @@ async def fetch(
     return Answer(response.status_code, response.headers, body)
 
 
-def _port(parts: Any) -> int | None:
-    try:
-        port: int | None = parts.port
-    except ValueError:
-        return None
-    return port if port is not None else _DEFAULT_PORTS.get(parts.scheme.lower())
-
-
 def origin(url: str) -> str:
     """``scheme://host[:port]`` of ``url`` as written (no trailing slash): the 2025-03-26 authorization base."""
     parts = urlsplit(url)
@@ -94,13 +86,9 @@ def origin(url: str) -> str:
 
 
 def same_origin(a: str, b: str) -> bool:
-    """RFC 6454 origin equality: scheme, host (case-insensitive) and port (default ports filled in)."""
-    pa, pb = urlsplit(a), urlsplit(b)
-    return (
-        pa.scheme.lower() == pb.scheme.lower()
-        and (pa.hostname or "").lower() == (pb.hostname or "").lower()
-        and _port(pa) == _port(pb)
-    )
+    """RFC 6454 origin equality (scheme, host, port with defaults filled in), read as the HTTP library connects:
+    the package's one reading (:func:`mcp_client.transports.origin.same_origin`)."""
+    return _same_origin(a, b)
 
 
 def canonical(url: str) -> str:
