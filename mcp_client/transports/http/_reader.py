@@ -120,6 +120,7 @@ class _RequestReader(_LegacySession):
         elif not 200 <= status < 300:
             await self._read_error(request_id, response, method)
         else:
+            self._accept()
             content_type = _content_type(response)
             if content_type == _SSE:
                 await self._read_events(request_id, method, response, modern)
@@ -182,3 +183,4 @@ class _RequestReader(_LegacySession):
     def _forget(self, request_id: RequestId, scope: anyio.CancelScope) -> None:
         if self._streams.get(request_id) is scope:
             del self._streams[request_id]
+        self._unaccepted.pop(request_id, None)

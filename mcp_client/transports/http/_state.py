@@ -97,6 +97,17 @@ class _ConnectionState:
         self._listener: anyio.CancelScope | None = None
         self.session_expired = False
         """2025-11-25: the server answered 404 to our session id; a new ``initialize`` starts a new session."""
+        self._accepted = False
+        """The server answered a POST of ours with a 2xx: it speaks Streamable HTTP (no HTTP+SSE fallback)."""
+        self._unaccepted: dict[RequestId, JSONObject] = {}
+        """The requests in flight while no POST was accepted yet, which an HTTP+SSE fallback would send again."""
+        self._fallback_lock = anyio.Lock()
+
+    def _accept(self) -> None:
+        """A POST of ours was answered with a 2xx."""
+        if not self._accepted:
+            self._accepted = True
+            self._unaccepted.clear()
 
     def _parse(self, raw: bytes, request_id: RequestId | None, *, body: bool = False) -> JSONObject | None:
         """The JSON object in ``raw``, or None after reporting it (see :func:`_blame` for the request it fails)."""

@@ -1,6 +1,8 @@
 """One live HTTP+SSE connection (the transport of 2024-11-05): one GET stream in, one POST per message out.
 
-:meth:`SseConnection.open` GETs the SSE URL and waits for the ``endpoint`` event (the URL, on the same origin,
+:meth:`SseConnection.open` GETs the SSE URL and waits for the ``endpoint`` event; the connection's first
+``initialize`` opens it, so the call's deadline (the client's connect budget) bounds the GET's headers and that
+first event (the URL, on the same origin,
 every message is POSTed to); a listener task in the connection's task group then reads the stream to its end and
 hands each ``message`` event to the session. POSTs are accepted with 202 (any 2xx): answers and the server's own
 messages all come on the one stream, so nothing is kept of a POST's answer but its status (its body is streamed
@@ -113,17 +115,21 @@ class SseConnection(Connection):
         scope = anyio.CancelScope()
         self._listener = scope
         with scope:
-            response = await self._get()
+            # Until the endpoint event, this task runs in the opener's cancel scope (a call's deadline bounds it);
+            # a probe's own limit covers the GET's headers as well as its first event.
+            opened_by = anyio.current_time() + _no_limit(first_event_within)
+            response = None
+            with anyio.CancelScope(deadline=opened_by):
+                response = await self._get()
+            if response is None:
+                raise self._quiet(first_event_within)
             try:
                 decoder = SSEDecoder(self._max_message_size)
                 async with aclosing(pieces(response)) as chunks:
-                    with anyio.move_on_after(_no_limit(first_event_within)) as waiting:
+                    with anyio.CancelScope(deadline=opened_by) as waiting:
                         events = await self._first_events(chunks, decoder)
                     if waiting.cancelled_caught:
-                        raise TransportError(
-                            f"no event from {self._where} within {first_event_within:g} s: not an HTTP+SSE server",
-                            written=False,
-                        )
+                        raise self._quiet(first_event_within)
                     task_status.started(message_endpoint(self._url, events[0].data))
                     reason = await self._read_stream(chunks, decoder, events[1:])
             finally:
@@ -131,6 +137,11 @@ class SseConnection(Connection):
                     await response.aclose()
             if not self._closed:
                 self._lose(reason)
+
+    def _quiet(self, first_event_within: float | None) -> TransportError:
+        return TransportError(
+            f"no event from {self._where} within {first_event_within:g} s: not an HTTP+SSE server", written=False
+        )
 
     async def _get(self) -> httpx2.Response:
         headers = {**self._base_headers, "accept": _EVENT_STREAM, "cache-control": "no-store"}
@@ -241,7 +252,7 @@ class SseConnection(Connection):
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         if message.get("method") == "initialize" and self._endpoint is None and not self._closed:
-            await self.open()  # a new session after a lost stream: it lives on a new stream
+            await self.open()  # a session lives on its stream: the first, or a new one after a lost stream
         request_id = wire_id(message.get("id"))
         if request_id is not None:
             self._waiting.add(request_id)
