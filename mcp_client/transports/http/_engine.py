@@ -194,15 +194,20 @@ class _CoreAnswer:
         return httpx2.codes.get_reason_phrase(self.status_code)
 
     async def aiter_raw(self) -> AsyncGenerator[bytes, None]:
+        chunks = self._stream.__aiter__()  # httpcore2's own generator: closed here, never left to the collector
         try:
-            async for chunk in self._stream:
+            async for chunk in chunks:
                 yield chunk
         except Exception as exc:
             if (mapped := _as_httpx2(exc)) is None:
                 raise
             raise mapped from exc
         finally:
-            await self.aclose()
+            try:
+                if hasattr(chunks, "aclose"):
+                    await chunks.aclose()
+            finally:
+                await self.aclose()
 
     def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
         """The body decoded: ``gzip`` and ``deflate`` as the one bounded reader inflates them, a piece at a time
