@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 
-from mcp_client.auth._http import MAX_DOCUMENT, same_origin
+from mcp_client.auth._http import same_origin
 from mcp_client.auth.challenge import Challenge, parse_www_authenticate, pick_challenge
 from mcp_client.auth.discovery import Discovery, discover
 from mcp_client.auth.dpop import DPoPKey, htu
@@ -48,7 +48,7 @@ from mcp_client.auth.renewal_lock import renewal_lock
 from mcp_client.auth.scopes import select_scopes, union
 from mcp_client.auth.storage import InMemoryTokenStorage, StoredTokens, TokenStorage
 from mcp_client.auth.token_endpoint import request_token, stored_tokens
-from mcp_client.transports.bounded_body import discard_before_retry
+from mcp_client.transports.bounded_body import MAX_RETRIED_BODY, discard_before_retry
 
 __all__ = ["OAuth"]
 
@@ -191,7 +191,7 @@ class OAuth(_AuthOfBothLines):
                 nonce_retried = False
             else:
                 return
-            await discard_before_retry(response, MAX_DOCUMENT)  # (httpx reads it whole otherwise)
+            await discard_before_retry(response, MAX_RETRIED_BODY)  # (httpx reads it whole otherwise)
             self._apply(request, tokens)
             response = yield request
             self._note_nonce(response)

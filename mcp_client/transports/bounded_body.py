@@ -13,7 +13,8 @@ flow. A hostile server costs bounded memory whatever it sends:
   connection for reuse and a long one costs no memory (its connection is closed instead).
 * :func:`discard_before_retry`: httpx's auth loop reads, whole, each response it hands to a flow that then sends
   its request again (a 401 before a token refresh); the flow calls this first, so that read finds at most
-  ``limit`` bytes, dropped.
+  ``limit`` bytes, dropped. OAuth's flow does; :func:`bounded_auth` wraps any other auth a transport is given
+  so that its flow does too.
 
 Every generator opened on a body is closed when its reader stops (``aclosing``), never left to the garbage
 collector. Touches only the responses it is given.
@@ -29,10 +30,24 @@ from typing import Any, NamedTuple, Protocol
 
 import httpx2
 
-__all__ = ["PIECE", "Body", "Streamed", "discard", "discard_before_retry", "pieces", "read_body"]
+from mcp_client._httpx import HttpxLine
+
+__all__ = [
+    "MAX_RETRIED_BODY",
+    "PIECE",
+    "Body",
+    "Streamed",
+    "bounded_auth",
+    "discard",
+    "discard_before_retry",
+    "pieces",
+    "read_body",
+]
 
 PIECE = 64 * 1024
 """The most a compressed body is inflated at a time."""
+MAX_RETRIED_BODY = 1024 * 1024
+"""Bytes of a response read (and dropped) when an auth flow sends its request again."""
 _INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
 """The content codings inflated here; ``identity`` is none."""
 _MAX_CODINGS = 2
@@ -117,6 +132,47 @@ async def discard_before_retry(response: Any, limit: int) -> None:
     base: type = getattr(library, "AsyncByteStream", httpx2.AsyncByteStream)
     response.stream = _dropping_stream(base)(response.stream, limit)
     await response.aread()
+
+
+def bounded_auth(line: HttpxLine, auth: Any) -> Any:
+    """``auth`` (what a client of ``line`` takes as ``send(auth=...)``), its flow made to drop, bounded, the body of
+    each response it asks past (:func:`discard_before_retry`); the client's own default is left as it is."""
+    if auth is line.use_client_default:
+        return auth
+    made = _BOUNDED_AUTH.get(line.auth_base)
+    if made is None:
+        made = _BOUNDED_AUTH[line.auth_base] = _bounded_auth_class(line.auth_base)
+    return made(auth)
+
+
+_BOUNDED_AUTH: dict[type, type] = {}
+
+
+def _bounded_auth_class(base: type) -> type:
+    class BoundedAuth(base):  # type: ignore[misc]
+        def __init__(self, auth: Any) -> None:
+            self._auth = auth
+            self.requires_request_body = bool(getattr(auth, "requires_request_body", False))
+            # (an auth that needs the body reads it in its own flow, which httpx's base class runs)
+
+        def sync_auth_flow(self, request: Any) -> Any:
+            return self._auth.sync_auth_flow(request)
+
+        async def async_auth_flow(self, request: Any) -> AsyncGenerator[Any, Any]:
+            flow = self._auth.async_auth_flow(request)
+            try:
+                request = await flow.__anext__()
+                while True:
+                    response = yield request
+                    try:
+                        request = await flow.asend(response)
+                    except StopAsyncIteration:
+                        return
+                    await discard_before_retry(response, MAX_RETRIED_BODY)
+            finally:
+                await flow.aclose()
+
+    return BoundedAuth
 
 
 _DROPPING: dict[type, type] = {}

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import httpx
+import httpx2
 import pytest
 
 from mcp_client import Client, MCPClientError, ProtocolError, TimeoutPolicy, TransportError, http, sse
@@ -277,3 +278,29 @@ async def test_a_half_read_error_body_leaves_no_generator_to_the_collector(http_
         # closed early, out of our reach; every generator of ours and of the response we read is closed.
         left = [message for message in left if "'httpcore2._async.connection_pool.PoolByteStream" not in message]
     assert not left, sorted({message[:90] for message in left})
+
+
+async def test_a_hosts_own_auth_retries_past_a_refusal_without_reading_it_whole() -> None:
+    """A host's own ``Auth`` (Digest here) asks again after a 401: httpx's auth loop read that 401's body whole
+    in between; every auth a transport is given now drops it after a bounded number of bytes (item 11)."""
+
+    async def route(seen: Seen) -> Reply:
+        if not seen.headers.get("authorization", "").startswith("Digest "):
+            challenge = 'Digest realm="mcp", nonce="n0nce", qop="auth", algorithm=MD5'
+            headers = {"www-authenticate": challenge, "content-length": str(HUGE)}
+            return Reply(401, headers, filler(HUGE))
+        message = json.loads(seen.body)
+        if "id" not in message:
+            return Reply(202)
+        return _json(200, {"jsonrpc": "2.0", "id": message["id"], "result": _result(message)})
+
+    async with HostileHttp(route).serving() as base:
+
+        async def session() -> None:
+            transport = http(f"{base}/mcp", auth=httpx2.DigestAuth("user", "secret"))
+            async with Client(transport, protocol="2026-07-28", timeout=POLICY, retry=None) as client:
+                result = await client.call_tool("echo", {"text": "digested"})
+            assert result.content[0].text == "digested"  # type: ignore[union-attr]
+
+        peak = await _peak(session)
+    assert peak < BOUND, f"{peak / 1e6:.0f} MB to answer a Digest challenge carried by {HUGE / 1e6:.0f} MB"

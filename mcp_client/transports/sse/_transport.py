@@ -21,6 +21,7 @@ from mcp_client._httpx import as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
+from mcp_client.transports.bounded_body import bounded_auth
 from mcp_client.transports.sse._connection import SseConnection
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -72,7 +73,7 @@ class SseTransport(Transport):
                     handler=handler,
                     task_group=tg,
                     headers=self.headers,
-                    auth=auth_for(line_of(client), self.auth),
+                    auth=bounded_auth(line_of(client), auth_for(line_of(client), self.auth)),
                     max_message_size=self.max_message_size,
                 )
                 try:
