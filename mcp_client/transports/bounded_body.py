@@ -75,7 +75,9 @@ class Body(NamedTuple):
 
 def codings(headers: Mapping[str, str]) -> list[str]:
     """The content codings of a body, in the order they were applied (``identity`` left out)."""
-    value = headers.get("content-encoding", "")
+    value = headers.get("content-encoding")
+    if not value:
+        return []
     return [name for name in (part.strip().lower() for part in value.split(",")) if name and name != "identity"]
 
 
