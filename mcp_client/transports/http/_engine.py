@@ -206,6 +206,10 @@ class _CoreAnswer:
             try:
                 if hasattr(chunks, "aclose"):
                     await chunks.aclose()
+            except Exception as exc:
+                if (mapped := _as_httpx2(exc)) is None:
+                    raise
+                raise mapped from exc
             finally:
                 await self.aclose()
 

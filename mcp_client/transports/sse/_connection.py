@@ -1,12 +1,11 @@
 """One live HTTP+SSE connection (the transport of 2024-11-05): one GET stream in, one POST per message out.
 
-:meth:`SseConnection.open` GETs the SSE URL and waits for the ``endpoint`` event; the connection's first
-``initialize`` opens it, so the call's deadline (the client's connect budget) bounds the GET's headers and that
-first event (the URL, on the same origin,
+:meth:`SseConnection.open` GETs the SSE URL and waits for the ``endpoint`` event (the URL, on the same origin,
 every message is POSTed to); a listener task in the connection's task group then reads the stream to its end and
-hands each ``message`` event to the session. POSTs are accepted with 202 (any 2xx): answers and the server's own
-messages all come on the one stream, so nothing is kept of a POST's answer but its status (its body is streamed
-and dropped, a bounded number of bytes: :mod:`mcp_client.transports.bounded_body`).
+hands each ``message`` event to the session. A session's ``initialize`` opens its stream, so the call's deadline
+(the client's connect budget) bounds the GET's headers and that first event. POSTs are accepted with 202 (any
+2xx): answers and the server's own messages all come on the one stream, so nothing is kept of a POST's answer but
+its status (its body is streamed and dropped, a bounded number of bytes: :mod:`mcp_client.transports.bounded_body`).
 
 * A cancellation is a ``notifications/cancelled`` POST (the era of this transport knows no other form).
 * The stream ending, or breaking, fails every request still waiting on it with a written
