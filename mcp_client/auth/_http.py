@@ -2,7 +2,8 @@
 
 Side exchanges go through their own client (the host's, of either line, if it gave one to :class:`OAuth`),
 never through the MCP connection's, so the MCP client's auth never recurses into them. Redirects are not
-followed, and answers are read up to :data:`MAX_DOCUMENT` bytes.
+followed, and answers are read up to :data:`MAX_DOCUMENT` bytes (after inflation), by the one bounded reader of
+:mod:`mcp_client.transports.bounded_body`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_client._httpx import as_httpx2
 from mcp_client._redact import redacted_url
+from mcp_client.transports.bounded_body import read_body
+from mcp_client.transports.origin import same_origin as _same_origin
 
 if TYPE_CHECKING:
     from mcp_client._httpx import EitherAsyncClient, EitherHeaders
@@ -24,7 +27,6 @@ __all__ = ["MAX_DOCUMENT", "Answer", "canonical", "fetch", "origin", "resource_c
 
 MAX_DOCUMENT = 1024 * 1024
 """Largest metadata document or token response read, in bytes."""
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,28 +67,16 @@ async def fetch(
         )
     response = await client.send(request, stream=True, follow_redirects=False)
     try:
-        raw = bytearray()
-        async for chunk in response.aiter_bytes():
-            raw += chunk
-            if len(raw) > MAX_DOCUMENT:
-                break
+        raw = await read_body(response, MAX_DOCUMENT)
     finally:
         await response.aclose()
     body: Any = None
-    if len(raw) <= MAX_DOCUMENT:
+    if raw.complete:
         try:
-            body = json.loads(raw) if raw.strip() else None
+            body = json.loads(raw.data) if raw.data.strip() else None
         except ValueError:
             body = None
     return Answer(response.status_code, response.headers, body)
-
-
-def _port(parts: Any) -> int | None:
-    try:
-        port: int | None = parts.port
-    except ValueError:
-        return None
-    return port if port is not None else _DEFAULT_PORTS.get(parts.scheme.lower())
 
 
 def origin(url: str) -> str:
@@ -96,13 +86,9 @@ def origin(url: str) -> str:
 
 
 def same_origin(a: str, b: str) -> bool:
-    """RFC 6454 origin equality: scheme, host (case-insensitive) and port (default ports filled in)."""
-    pa, pb = urlsplit(a), urlsplit(b)
-    return (
-        pa.scheme.lower() == pb.scheme.lower()
-        and (pa.hostname or "").lower() == (pb.hostname or "").lower()
-        and _port(pa) == _port(pb)
-    )
+    """RFC 6454 origin equality (scheme, host, port with defaults filled in), read as the HTTP library connects:
+    the package's one reading (:func:`mcp_client.transports.origin.same_origin`)."""
+    return _same_origin(a, b)
 
 
 def canonical(url: str) -> str:

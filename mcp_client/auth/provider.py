@@ -48,6 +48,7 @@ from mcp_client.auth.renewal_lock import renewal_lock
 from mcp_client.auth.scopes import select_scopes, union
 from mcp_client.auth.storage import InMemoryTokenStorage, StoredTokens, TokenStorage
 from mcp_client.auth.token_endpoint import request_token, stored_tokens
+from mcp_client.transports.bounded_body import MAX_RETRIED_BODY, discard_before_retry
 
 __all__ = ["OAuth"]
 
@@ -190,7 +191,7 @@ class OAuth(_AuthOfBothLines):
                 nonce_retried = False
             else:
                 return
-            await response.aread()
+            await discard_before_retry(response, MAX_RETRIED_BODY)  # (httpx reads it whole otherwise)
             self._apply(request, tokens)
             response = yield request
             self._note_nonce(response)

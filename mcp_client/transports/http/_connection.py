@@ -6,12 +6,13 @@ at 2025-11-25 the version the server chose in ``initialize`` and its ``Mcp-Sessi
 Ending a request (answered, timed out, cancelled) closes its response stream: at 2026-07-28 that *is* the
 cancellation; at 2025-11-25 ``notifications/cancelled`` is POSTed as well.
 
-The spec's backwards compatibility: when the connection's first POST is refused with 400, 404 or 405 (and no
-JSON-RPC error in the body, which only a Streamable HTTP server would send) and a GET of the URL opens an event
-stream whose first event is ``endpoint``, the server speaks HTTP+SSE (2024-11-05), and an
-:class:`~mcp_client.transports.sse._connection.SseConnection` carries everything from then on (the refused request
-too, unless it was the ``server/discover`` probe, whose refusal is its answer). Such URLs are remembered for the
-process, so the next connection opens the stream before its first POST.
+The spec's backwards compatibility: when a POST is refused with 400, 404 or 405 (and no JSON-RPC error in the
+body, which only a Streamable HTTP server would send) before the server accepted any POST of the connection, and
+a GET of the URL opens an event stream whose first event is ``endpoint``, the server speaks HTTP+SSE
+(2024-11-05), and an :class:`~mcp_client.transports.sse._connection.SseConnection` carries everything from then
+on (the refused request too, unless it was the ``server/discover`` probe, whose refusal is its answer). The GET is
+tried once per connection. Such URLs are remembered for the process, so the next connection opens the stream
+before its first POST.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mcp_client.transports._http_headers import modern_version, routing_name
 from mcp_client.transports._http_status import parse_retry_after
 from mcp_client.transports._json import dumps
 from mcp_client.transports.base import Connection
+from mcp_client.transports.bounded_body import discard
 from mcp_client.transports.http._reader import _RequestReader
 from mcp_client.transports.http._state import (
     _ACCEPT,
@@ -36,7 +38,6 @@ from mcp_client.transports.http._state import (
     _SIDE_TIMEOUT,
     _closing_scope,
     _describe,
-    _read_body,
     _shut_down,
     logger,
 )
@@ -58,10 +59,9 @@ class _HttpConnection(_RequestReader, Connection):
     _sse: SseConnection | None = None
     """Set once the server turned out to speak HTTP+SSE: everything goes through it from then on."""
     _requests_sent = 0
-    """Only the connection's first request may discover an HTTP+SSE server."""
-
-    _first_message: JSONObject | None = None
-    """The connection's first request, which the HTTP+SSE fallback sends again over the stream."""
+    """The connection's first request opens the stream of a URL known to speak HTTP+SSE."""
+    _no_fallback = False
+    """A GET of the URL opened no HTTP+SSE stream once: the refusals stand from then on."""
 
     def _sse_connection(self) -> SseConnection:
         client, auth = self._engine.stream_client()
@@ -76,25 +76,35 @@ class _HttpConnection(_RequestReader, Connection):
         )
 
     async def _fall_back(self, request_id: RequestId, method: object, response: Answer) -> bool:
-        if self._requests_sent != 1 or self._legacy or self._sse is not None or self._closed:
+        """A request was refused as an HTTP+SSE server refuses a POST to its SSE URL. Until the server accepted one
+        of our POSTs (then it speaks Streamable HTTP), any request's refusal is the cue, however late it came (a
+        slow server's 405 to a probe that timed out comes back for ``initialize``): GET the URL once, and if it is
+        an HTTP+SSE stream send the refused request over it (not the ``server/discover`` probe: its refusal is
+        its answer)."""
+        if self._accepted or self._legacy or self._closed or self._no_fallback:
             return False
-        sse = self._sse_connection()
-        try:
-            await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
-        except TransportError as exc:
-            logger.debug("%s refused a POST and is no HTTP+SSE server either (%s)", self._where, exc)
-            return False
-        logger.info(
-            "%s speaks HTTP+SSE (2024-11-05); its messages go to %s", self._where, redacted_url(sse.endpoint or "")
-        )
-        self._sse = sse
-        KNOWN_SSE_ENDPOINTS.remember(self._url)
-        if method == "server/discover":
+        async with self._fallback_lock:  # requests refused together open one stream
+            if self._sse is None:
+                if self._accepted or self._closed or self._no_fallback:
+                    return False
+                sse = self._sse_connection()
+                try:
+                    await sse.open(first_event_within=_FIRST_EVENT_WITHIN)
+                except TransportError as exc:
+                    self._no_fallback = True
+                    logger.debug("%s refused a POST and is no HTTP+SSE server either (%s)", self._where, exc)
+                    return False
+                logger.info(
+                    "%s speaks HTTP+SSE (2024-11-05); its messages go to %s",
+                    self._where,
+                    redacted_url(sse.endpoint or ""),
+                )
+                self._sse = sse
+                KNOWN_SSE_ENDPOINTS.remember(self._url)
+        message = self._unaccepted.pop(request_id, None)
+        if method == "server/discover" or message is None:
             return False  # the refusal answers the probe: the session goes on with initialize, over the stream
-        message, self._first_message = self._first_message, None
-        if message is None:
-            return False
-        await sse.send_request(message)
+        await self._sse.send_request(message)
         return True
 
     async def _open_known_sse(self) -> None:
@@ -143,16 +153,14 @@ class _HttpConnection(_RequestReader, Connection):
         if self._closed:
             raise TransportError(f"the connection to {self._where} is closed", written=False)
         self._requests_sent += 1
-        if self._requests_sent == 2:
-            self._first_message = None  # (the first was answered, or is on its way: no fallback any more)
-        elif self._requests_sent == 1:
-            self._first_message = message
-            if self._url in KNOWN_SSE_ENDPOINTS:
-                await self._open_known_sse()
+        if self._requests_sent == 1 and self._url in KNOWN_SSE_ENDPOINTS:
+            await self._open_known_sse()
         if self._sse is not None:
             await self._sse.send_request(message, headers=headers)
             return
         request_id: RequestId = message["id"]
+        if not self._accepted:
+            self._unaccepted[request_id] = message  # (sent again over HTTP+SSE if it is refused as such)
         method = message.get("method")
         request = self._build(message, headers, None)
         version = modern_version(message)
@@ -187,7 +195,7 @@ class _HttpConnection(_RequestReader, Connection):
         try:
             response = await self._engine.send(request)
             try:
-                await _read_body(response, _MAX_ERROR_BODY)  # read to its end, so its connection can be reused
+                await discard(response, _MAX_ERROR_BODY)  # read to its end, so its connection can be reused
             finally:
                 with _closing_scope():
                     await response.aclose()
@@ -199,6 +207,7 @@ class _HttpConnection(_RequestReader, Connection):
             raise TransportError(f"POST of {what} to {self._where} failed: {_describe(exc)}", written=True) from exc
         status = response.status_code
         if 200 <= status < 300:
+            self._accept()
             return
         detail = f"the server refused {what}: HTTP {status} {response.reason_phrase}"
         expired = self._expired_by(response)

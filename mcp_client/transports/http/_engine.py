@@ -8,8 +8,8 @@ network stream) and the body. Two engines produce them:
   HTTP/1.1 state machine stay httpcore2's; what httpx2's client adds on top (its ``Request``/``Response`` models,
   header normalisation, the auth and redirect loops, the exception wrapping per chunk) is not paid per request.
   It adds ``Host`` and ``Content-Length``, keeps cookies the way httpx2's client does, decodes ``gzip`` and
-  ``deflate`` bodies, and raises httpx2's exceptions (mapped from httpcore2's as httpx2 maps them), so the layers
-  above see one exception tree.
+  ``deflate`` bodies (through the one bounded reader), and raises httpx2's exceptions (mapped from httpcore2's
+  as httpx2 maps them), so the layers above see one exception tree.
 * :class:`ClientEngine` sends through an ``httpx2.AsyncClient`` (or httpx 0.28's): a caller's own client, used as
   given, or the one :func:`~mcp_client.transports.http.http` makes when an auth flow or an environment proxy needs
   httpx2's client (the choice is :func:`~mcp_client.transports.http._transport.engine_kind`'s).
@@ -19,15 +19,14 @@ It touches the network only through the pool or the client it was given.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import AsyncGenerator, Mapping
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpcore2
 import httpx2
 
 from mcp_client._version import __version__
+from mcp_client.transports.bounded_body import inflatable, pieces
 from mcp_client.transports.http._network import WRITING, NetworkBackend
 
 if TYPE_CHECKING:
@@ -195,35 +194,31 @@ class _CoreAnswer:
         return httpx2.codes.get_reason_phrase(self.status_code)
 
     async def aiter_raw(self) -> AsyncGenerator[bytes, None]:
+        chunks = self._stream.__aiter__()  # httpcore2's own generator: closed here, never left to the collector
         try:
-            async for chunk in self._stream:
+            async for chunk in chunks:
                 yield chunk
         except Exception as exc:
             if (mapped := _as_httpx2(exc)) is None:
                 raise
             raise mapped from exc
         finally:
-            await self.aclose()
-
-    async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
-        encoding = self.headers.get("content-encoding", "identity").strip().lower()
-        decoder = None if encoding in ("", "identity") else _decoder(encoding)
-        async with aclosing(self.aiter_raw()) as chunks:  # closed with this one, when a reader stops early
-            if decoder is None:
-                async for chunk in chunks:
-                    yield chunk
-                return
             try:
-                async for chunk in chunks:
-                    data = decoder.decompress(chunk, _DECODED_CHUNK)
-                    while data:  # a bounded piece at a time: a reader past its limit stops inflating the rest
-                        yield data
-                        data = decoder.decompress(decoder.unconsumed_tail, _DECODED_CHUNK)
-                data = decoder.flush()
-            except zlib.error as exc:
-                raise httpx2.DecodingError(f"the {encoding} body could not be decoded: {exc}") from exc
-        if data:
-            yield data
+                if hasattr(chunks, "aclose"):
+                    await chunks.aclose()
+            except Exception as exc:
+                if (mapped := _as_httpx2(exc)) is None:
+                    raise
+                raise mapped from exc
+            finally:
+                await self.aclose()
+
+    def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
+        """The body decoded: ``gzip`` and ``deflate`` as the one bounded reader inflates them, a piece at a time
+        (:mod:`mcp_client.transports.bounded_body`); no other coding is asked for or read."""
+        if inflatable(self.headers):
+            return pieces(self)
+        return _refused(self.headers.get("content-encoding", ""))
 
     async def aclose(self) -> None:
         try:
@@ -234,16 +229,9 @@ class _CoreAnswer:
             raise mapped from exc
 
 
-_DECODED_CHUNK = 64 * 1024
-"""The most a compressed answer is inflated at a time (a few KB of gzip can hold gigabytes)."""
-
-
-def _decoder(encoding: str) -> Any:
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(zlib.MAX_WBITS | 16)
-    if encoding == "deflate":
-        return zlib.decompressobj()
+async def _refused(encoding: str) -> AsyncGenerator[bytes, None]:
     raise httpx2.DecodingError(f"the answer's content encoding {encoding!r} is not supported")
+    yield b""  # (an async generator)
 
 
 class CoreEngine:

@@ -16,10 +16,10 @@ import anyio
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.policy.ids import wire_id
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
+from mcp_client.transports.bounded_body import pieces
 from mcp_client.transports.http._state import (
     _DRAIN_BUDGET,
     _blame,
-    _body_chunks,
     _ConnectionState,
     logger,
 )
@@ -51,7 +51,7 @@ class _EventReader(_ConnectionState):
     async def _consume(self, request_id: RequestId, method: object, response: Answer, state: _StreamState) -> bool:
         """Deliver the stream's messages; True once the response to ``request_id`` was among them."""
         decoder = SSEDecoder(self._max_message_size)
-        async with aclosing(_body_chunks(response)) as chunks:
+        async with aclosing(pieces(response)) as chunks:
             async for chunk in chunks:
                 events = decoder.feed(chunk)
                 state.saw(decoder)

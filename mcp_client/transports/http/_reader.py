@@ -17,6 +17,7 @@ from mcp_client._types import RequestId
 from mcp_client.errors import MCPClientError
 from mcp_client.transports._json import loads
 from mcp_client.transports._message_head import HEAD_SIZE
+from mcp_client.transports.bounded_body import Body, read_body
 from mcp_client.transports.http._events import _StreamState
 from mcp_client.transports.http._session import _LegacySession
 from mcp_client.transports.http._state import (
@@ -25,7 +26,6 @@ from mcp_client.transports.http._state import (
     _closing_scope,
     _content_type,
     _describe,
-    _read_body,
     logger,
 )
 from mcp_client.transports.http._status import outcome_of_error_status
@@ -120,19 +120,20 @@ class _RequestReader(_LegacySession):
         elif not 200 <= status < 300:
             await self._read_error(request_id, response, method)
         else:
+            self._accept()
             content_type = _content_type(response)
             if content_type == _SSE:
                 await self._read_events(request_id, method, response, modern)
             elif content_type == "application/json":
-                body = await _read_body(response, self._max_message_size + 1)
-                self._read_json(request_id, method, response, body)
+                self._read_json(request_id, method, response, await read_body(response, self._max_message_size))
             else:
-                body = await _read_body(response, 512)
+                head = (await read_body(response, 512)).data
                 detail = f"HTTP {status} answer with unexpected content type {content_type or 'none'!r}"
-                self._handler.on_invalid(detail, body, request_id)
+                self._handler.on_invalid(detail, head, request_id)
 
-    def _read_json(self, request_id: RequestId, method: object, response: Answer, body: bytes) -> None:
-        if len(body) > self._max_message_size:
+    def _read_json(self, request_id: RequestId, method: object, response: Answer, read: Body) -> None:
+        body = read.data
+        if not read.complete:
             limit = self._max_message_size
             self._handler.on_invalid(
                 f"message larger than the {limit}-byte limit was dropped", body[:HEAD_SIZE], request_id
@@ -165,7 +166,7 @@ class _RequestReader(_LegacySession):
         if expired is not None:
             self._handler.on_request_failed(request_id, expired)
             return
-        body = await _read_body(response, _MAX_ERROR_BODY)
+        body = (await read_body(response, _MAX_ERROR_BODY)).data  # its head is all an error needs
         if (
             response.status_code in _REFUSED_BY_OLD_SERVERS
             and not _is_jsonrpc_error(body)  # a Streamable HTTP server that answered in JSON-RPC: no old server
@@ -182,3 +183,4 @@ class _RequestReader(_LegacySession):
     def _forget(self, request_id: RequestId, scope: anyio.CancelScope) -> None:
         if self._streams.get(request_id) is scope:
             del self._streams[request_id]
+        self._unaccepted.pop(request_id, None)

@@ -19,17 +19,16 @@ import anyio
 from mcp_client._types import RequestId
 from mcp_client.errors import SessionExpired
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
+from mcp_client.transports.bounded_body import discard, pieces
 from mcp_client.transports.http._events import _EventReader, _StreamState
 from mcp_client.transports.http._state import (
     _CLOSE_BUDGET,
     _MAX_ERROR_BODY,
     _SIDE_TIMEOUT,
     _SSE,
-    _body_chunks,
     _closing_scope,
     _content_type,
     _describe,
-    _read_body,
     logger,
 )
 
@@ -124,7 +123,7 @@ class _LegacySession(_EventReader):
                     logger.debug("no standalone GET stream: HTTP %s %s", status, _content_type(response))
                     raise _StopListening
                 decoder = SSEDecoder(self._max_message_size)
-                async with aclosing(_body_chunks(response)) as chunks:
+                async with aclosing(pieces(response)) as chunks:
                     async for chunk in chunks:
                         events = decoder.feed(chunk)
                         state.saw(decoder)
@@ -180,7 +179,7 @@ class _LegacySession(_EventReader):
             try:
                 response = await self._engine.send(self._engine.build("DELETE", headers, None, _SIDE_TIMEOUT))
                 try:
-                    await _read_body(response, _MAX_ERROR_BODY)
+                    await discard(response, _MAX_ERROR_BODY)
                 finally:
                     with _closing_scope():
                         await response.aclose()

@@ -14,7 +14,7 @@ the transport hands the connection its settings as a value (:class:`ConnectionSe
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -98,6 +98,17 @@ class _ConnectionState:
         self._listener: anyio.CancelScope | None = None
         self.session_expired = False
         """2025-11-25: the server answered 404 to our session id; a new ``initialize`` starts a new session."""
+        self._accepted = False
+        """The server answered a POST of ours with a 2xx: it speaks Streamable HTTP (no HTTP+SSE fallback)."""
+        self._unaccepted: dict[RequestId, JSONObject] = {}
+        """The requests in flight while no POST was accepted yet, which an HTTP+SSE fallback would send again."""
+        self._fallback_lock = anyio.Lock()
+
+    def _accept(self) -> None:
+        """A POST of ours was answered with a 2xx."""
+        if not self._accepted:
+            self._accepted = True
+            self._unaccepted.clear()
 
     def _parse(self, raw: bytes, request_id: RequestId | None, *, body: bool = False) -> JSONObject | None:
         """The JSON object in ``raw``, or None after reporting it (see :func:`_blame` for the request it fails)."""
@@ -127,22 +138,6 @@ class _ConnectionState:
 
     def _fail(self, request_id: RequestId, detail: str, *, written: bool) -> None:
         self._handler.on_request_failed(request_id, TransportError(detail, written=written))
-
-
-async def _read_body(response: Answer, limit: int) -> bytes:
-    """Up to ``limit`` bytes of the body (the rest is not read)."""
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
-
-
-def _body_chunks(response: Answer) -> AsyncGenerator[bytes, None]:
-    """The body as it arrives: raw when the server did not compress it (no decoder pass), else decoded."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    return response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
 
 
 def _closing_scope() -> anyio.CancelScope:

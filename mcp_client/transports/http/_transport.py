@@ -22,6 +22,7 @@ from mcp_client._httpx import HTTPX2, HttpxLine, as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url, remember_secrets
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
+from mcp_client.transports.bounded_body import bounded_auth
 from mcp_client.transports.http._connection import _HttpConnection
 from mcp_client.transports.http._engine import ClientEngine, CoreEngine, Engine
 from mcp_client.transports.http._state import _CLOSE_BUDGET, ConnectionSettings
@@ -130,7 +131,8 @@ def _engine_for(transport: HttpTransport) -> tuple[Engine, HttpxLine]:
     endpoint: httpx2.URL | str = transport.url
     with suppress(line.invalid_url):  # an invalid URL fails each request as it is built, as a TransportError
         endpoint = line.url(transport.url)  # parsed once, not per request
-    return ClientEngine(client, endpoint, auth_for(line, transport.auth), owned=owned), line
+    auth = bounded_auth(line, auth_for(line, transport.auth))  # (httpx reads a retried response whole otherwise)
+    return ClientEngine(client, endpoint, auth, owned=owned), line
 
 
 def _as_httpx2_limits(limits: httpx2.Limits | httpx.Limits) -> httpx2.Limits:

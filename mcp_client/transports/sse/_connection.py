@@ -2,8 +2,10 @@
 
 :meth:`SseConnection.open` GETs the SSE URL and waits for the ``endpoint`` event (the URL, on the same origin,
 every message is POSTed to); a listener task in the connection's task group then reads the stream to its end and
-hands each ``message`` event to the session. POSTs are accepted with 202 (any 2xx): answers and the server's own
-messages all come on the one stream, so nothing is read from a POST but its status.
+hands each ``message`` event to the session. A session's ``initialize`` opens its stream, so the call's deadline
+(the client's connect budget) bounds the GET's headers and that first event. POSTs are accepted with 202 (any
+2xx): answers and the server's own messages all come on the one stream, so nothing is kept of a POST's answer but
+its status (its body is streamed and dropped, a bounded number of bytes: :mod:`mcp_client.transports.bounded_body`).
 
 * A cancellation is a ``notifications/cancelled`` POST (the era of this transport knows no other form).
 * The stream ending, or breaking, fails every request still waiting on it with a written
@@ -38,6 +40,7 @@ from mcp_client.transports._json import dumps, loads, max_values_for
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, MessageHandler
+from mcp_client.transports.bounded_body import discard, pieces
 from mcp_client.transports.sse._endpoint import message_endpoint
 from mcp_client.transports.stream import batch_hooks, cancellation
 
@@ -48,6 +51,8 @@ logger = package_logger("mcp_client.sse")
 _SIDE_TIMEOUT = 30.0
 """Notifications, responses and cancellations: short exchanges with no policy of their own."""
 _CLOSE_BUDGET = 2.0
+_MAX_POST_ANSWER = 64 * 1024
+"""Bytes of a POST's answer read (and dropped) so its connection can be reused; past them it is closed instead."""
 _EVENT_STREAM = "text/event-stream"
 
 
@@ -109,17 +114,21 @@ class SseConnection(Connection):
         scope = anyio.CancelScope()
         self._listener = scope
         with scope:
-            response = await self._get()
+            # Until the endpoint event, this task runs in the opener's cancel scope (a call's deadline bounds it);
+            # a probe's own limit covers the GET's headers as well as its first event.
+            opened_by = anyio.current_time() + _no_limit(first_event_within)
+            response = None
+            with anyio.CancelScope(deadline=opened_by):
+                response = await self._get()
+            if response is None:
+                raise self._quiet(first_event_within)
             try:
                 decoder = SSEDecoder(self._max_message_size)
-                async with aclosing(_body_chunks(response)) as chunks:
-                    with anyio.move_on_after(_no_limit(first_event_within)) as waiting:
+                async with aclosing(pieces(response)) as chunks:
+                    with anyio.CancelScope(deadline=opened_by) as waiting:
                         events = await self._first_events(chunks, decoder)
                     if waiting.cancelled_caught:
-                        raise TransportError(
-                            f"no event from {self._where} within {first_event_within:g} s: not an HTTP+SSE server",
-                            written=False,
-                        )
+                        raise self._quiet(first_event_within)
                     task_status.started(message_endpoint(self._url, events[0].data))
                     reason = await self._read_stream(chunks, decoder, events[1:])
             finally:
@@ -127,6 +136,11 @@ class SseConnection(Connection):
                     await response.aclose()
             if not self._closed:
                 self._lose(reason)
+
+    def _quiet(self, first_event_within: float | None) -> TransportError:
+        return TransportError(
+            f"no event from {self._where} within {first_event_within:g} s: not an HTTP+SSE server", written=False
+        )
 
     async def _get(self) -> httpx2.Response:
         headers = {**self._base_headers, "accept": _EVENT_STREAM, "cache-control": "no-store"}
@@ -237,7 +251,7 @@ class SseConnection(Connection):
 
     async def send_request(self, message: JSONObject, *, headers: dict[str, str] | None = None) -> None:
         if message.get("method") == "initialize" and self._endpoint is None and not self._closed:
-            await self.open()  # a new session after a lost stream: it lives on a new stream
+            await self.open()  # a session lives on its stream: the first, or a new one after a lost stream
         request_id = wire_id(message.get("id"))
         if request_id is not None:
             self._waiting.add(request_id)
@@ -289,7 +303,12 @@ class SseConnection(Connection):
             detail = f"could not build the POST of {what} to {redacted_url(endpoint)}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
         try:
-            response = await self._client.send(request, follow_redirects=False, auth=self._auth)
+            response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
+            try:
+                await discard(response, _MAX_POST_ANSWER)  # answers come on the stream: only a short body is read
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):
+                    await response.aclose()
         except MCPClientError:
             raise
         except self._line.not_written as exc:
@@ -325,12 +344,6 @@ class SseConnection(Connection):
 
 def _no_limit(seconds: float | None) -> float:
     return float("inf") if seconds is None else seconds
-
-
-def _body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
-    """The body as it arrives: raw when the server did not compress it, else decoded."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    return response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,32 +1,26 @@
 """Where an HTTP+SSE server wants its messages POSTed, and which URLs are known to speak HTTP+SSE.
 
 Pure: no I/O. The ``endpoint`` event's data is a URL relative to the SSE URL; it must stay on the SSE URL's
-origin (scheme, host and port), or a server (or whatever sits between) could make the client POST its messages,
+origin (scheme, host and port, read as the HTTP library connects: :mod:`mcp_client.transports.origin`), or a
+server (or whatever sits between) could make the client POST its messages,
 and the credentials on them, to another origin. :data:`KNOWN_SSE_ENDPOINTS` remembers, for this process, the
 Streamable HTTP URLs that turned out to be HTTP+SSE servers, so ``http(url)`` goes straight to the GET next time.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from mcp_client._redact import redacted_url
 from mcp_client.errors import TransportError
+from mcp_client.transports.origin import Origin, origin, same_origin
 
 __all__ = ["KNOWN_SSE_ENDPOINTS", "KnownSseEndpoints", "message_endpoint", "origin_of"]
 
 
-def origin_of(url: str) -> tuple[str, str, int | None]:
-    """The origin of ``url``: scheme, host (lower case) and port (the scheme's default when none is written)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = {"http": 80, "https": 443}.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port
+def origin_of(url: str) -> Origin:
+    """The origin of ``url``, as :func:`mcp_client.transports.origin.origin` reads it (raises ``ValueError``)."""
+    return origin(url)
 
 
 def message_endpoint(sse_url: str, data: bytes) -> str:
@@ -44,7 +38,7 @@ def message_endpoint(sse_url: str, data: bytes) -> str:
     if not relative:
         raise TransportError(f"the endpoint event of {redacted_url(sse_url)} names no URL", written=False)
     endpoint = urljoin(sse_url, relative)
-    if origin_of(endpoint) != origin_of(sse_url):
+    if not same_origin(endpoint, sse_url):  # (a URL whose origin cannot be read is on no one's)
         raise TransportError(
             f"the server at {redacted_url(sse_url)} named a message endpoint on another origin "
             f"({redacted_url(endpoint)}); refused",

@@ -1,8 +1,10 @@
 """The transport recipe :func:`sse` builds: an HTTP+SSE server (2024-11-05), reached through one GET stream.
 
-Connecting an :class:`SseTransport` opens the stream (so a server that is not there, or not HTTP+SSE, fails the
-connect at once) inside a task group of its own. The client made here (no ``client=`` given) is an
-``httpx2.AsyncClient`` closed with the connection; a caller's client of either line is used as given.
+Connecting an :class:`SseTransport` makes the connection inside a task group of its own; the session's
+``initialize`` opens the stream, inside the client's connect budget (a server that is not there, or not HTTP+SSE,
+or that answers the GET with headers and then nothing, fails the connect by that budget). The client made here
+(no ``client=`` given) is an ``httpx2.AsyncClient`` closed with the connection; a caller's client of either line
+is used as given.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ import httpx2
 
 from mcp_client._httpx import as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url, remember_secrets
-from mcp_client.errors import MCPClientError
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
+from mcp_client.transports.bounded_body import bounded_auth
 from mcp_client.transports.sse._connection import SseConnection
 from mcp_client.transports.stream import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -66,7 +68,6 @@ class SseTransport(Transport):
         owned = self.client is None
         client = as_httpx2(self.client) if self.client is not None else _new_client()
         pause_clocks_while_signing_in(self.auth, handler)
-        failure: MCPClientError | None = None
         try:
             async with anyio.create_task_group() as tg:
                 connection = SseConnection(
@@ -75,21 +76,14 @@ class SseTransport(Transport):
                     handler=handler,
                     task_group=tg,
                     headers=self.headers,
-                    auth=auth_for(line_of(client), self.auth),
+                    auth=bounded_auth(line_of(client), auth_for(line_of(client), self.auth)),
                     max_message_size=self.max_message_size,
                 )
                 try:
-                    await connection.open()
-                except MCPClientError as exc:  # raised outside the task group, so not wrapped in a group
-                    failure = exc
-                else:
-                    try:
-                        yield connection
-                    finally:
-                        await connection.close()
+                    yield connection  # (its first initialize opens the stream, inside the call's deadline)
+                finally:
+                    await connection.close()
                 tg.cancel_scope.cancel()
-            if failure is not None:
-                raise failure
         finally:
             if owned:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BUDGET):

@@ -1,0 +1,40 @@
+"""Issue 29, item 2 on a real socket, on asyncio and trio: a server that answers the HTTP+SSE GET with headers
+and no ``endpoint`` event, or with no headers at all, fails ``async with Client(sse(url))`` with a
+``ConnectError`` once the client's connect budget is spent (it never ended before). The budget's exact time is
+checked in fake time in ``test_sse_opening.py``; here only that it ends, typed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+
+from mcp_client import Client, ConnectError, TimeoutPolicy, sse
+from tests.integration.hostile_http import HostileHttp, Reply, Seen
+
+pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
+
+
+async def _nothing() -> AsyncIterator[bytes]:
+    await anyio.sleep_forever()
+    yield b""  # pragma: no cover
+
+
+def _route(kind: str) -> HostileHttp:
+    async def route(seen: Seen) -> Reply:
+        if kind == "no headers":
+            await anyio.sleep_forever()
+        return Reply(200, {"content-type": "text/event-stream"}, _nothing())
+
+    return HostileHttp(route)
+
+
+@pytest.mark.parametrize("kind", ["headers and no endpoint event", "no headers"])
+async def test_opening_the_stream_of_a_silent_server_ends_typed(kind: str) -> None:
+    server = _route(kind)
+    async with server.serving() as base:
+        with anyio.fail_after(30), pytest.raises(ConnectError):
+            async with Client(sse(f"{base}/sse"), timeout=TimeoutPolicy(connect=0.5)):
+                pass  # pragma: no cover
+    assert [seen.method for seen in server.requests] == ["GET"]
