@@ -106,7 +106,9 @@ def raw_values(entry: Mapping[str, object]) -> Iterator[tuple[str, str]]:
             yield from ((f"{table}.{key}", value) for key, value in mapping.items() if isinstance(value, str))
 
 
-def unset_variables(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[ConfigProblem]:
+def unset_variables(
+    data: Mapping[str, Any], environ: Mapping[str, str], root: str = "mcpServers"
+) -> list[ConfigProblem]:
     """The ``${VAR}`` references without a value in the entries of a file that did not validate (as JSON)."""
     servers = data.get("mcpServers" if "mcpServers" in data else "servers")
     if not isinstance(servers, Mapping):
@@ -115,7 +117,7 @@ def unset_variables(data: Mapping[str, Any], environ: Mapping[str, str]) -> list
     for name, entry in servers.items():
         if isinstance(entry, Mapping) and entry.get("disabled") is not True:
             for where, value in raw_values(entry):
-                expand_into(value, f"mcpServers.{segment(name)}.{where}", environ, problems)
+                expand_into(value, f"{root}.{segment(name)}.{where}", environ, problems)
     return problems
 
 

@@ -374,9 +374,11 @@ def load_config(
         config = GroupConfig.model_validate(data)
     except ValidationError as exc:
         # Every problem at once: the unset variables too, found in the raw entries since the model is not there.
-        raise ConfigError(_problems(exc, root=root) + config_env.unset_variables(data, environ), source=name) from None
+        raise ConfigError(
+            _problems(exc, root=root) + config_env.unset_variables(data, environ, root), source=name
+        ) from None
     problems: list[ConfigProblem] = []
-    expanded = _expand_environment(config, environ, problems)
+    expanded = _expand_environment(config, environ, problems, root)
     if problems:
         raise ConfigError(problems, source=name)
     warn_keys(notes + _not_understood(config), source=name)
@@ -453,7 +455,9 @@ def _known_keys(location: list[str]) -> list[str]:
     return list(RuleConfig.model_fields)
 
 
-def _expand_environment(config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem]) -> GroupConfig:
+def _expand_environment(
+    config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem], root: str
+) -> GroupConfig:
     def expand(value: str, path: str) -> str:
         return config_env.expand_into(value, path, environ, problems)
 
@@ -462,7 +466,7 @@ def _expand_environment(config: GroupConfig, environ: Mapping[str, str], problem
         if server.disabled:
             servers[name] = server
             continue
-        base = f"mcpServers.{name}"
+        base = f"{root}.{segment(name)}"
         changes: dict[str, Any] = {
             "args": [expand(arg, f"{base}.args.{i}") for i, arg in enumerate(server.args)],
             "env": {key: expand(value, f"{base}.env.{key}") for key, value in server.env.items()},

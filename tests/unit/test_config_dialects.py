@@ -268,3 +268,27 @@ def test_include_and_exclude_tools_in_our_own_dialect() -> None:
     assert spec.tool_filter.allows("read_file")
     assert not spec.tool_filter.allows("read_secret")
     assert not spec.tool_filter.allows("write_file")
+
+
+def test_host_references_obey_the_allowed_environment() -> None:
+    from mcp_client import AllowedEnvironment
+
+    allowed = AllowedEnvironment({"FIGMA_OAUTH_TOKEN"}, ENV)
+    data = {"mcp_servers": {"figma": {"url": "https://mcp.figma.com/mcp", "bearer_token_env_var": "AWS_SECRET"}}}
+    with pytest.raises(ConfigError, match=r"mcp_servers\.figma\.headers\.Authorization: .*'AWS_SECRET' is not allowed"):
+        load_config(data, environ=allowed)
+    cursor = {"mcpServers": {"s": {"command": "x", "env": {"K": "${env:AWS_SECRET}"}}}}
+    with pytest.raises(ConfigError, match="'AWS_SECRET' is not allowed"):
+        load_config(cursor, environ=allowed, dialect="cursor")
+
+
+def test_the_docs_table_names_every_key_of_every_dialect() -> None:
+    from mcp_client.config.dialects.rules import DIALECTS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| ") and "(`" in line}
+    for name, dialect in DIALECTS.items():
+        row = next(line for line in rows.values() if f"(`{name}`)" in line)
+        assert dialect.doc in row
+        missing = [key for key in dialect.keys if key != "policy" and f"`{key}`" not in row]
+        assert missing == [], f"{name}: {missing}"
