@@ -385,10 +385,16 @@ def load_config(
     return expanded
 
 
+_HINTS = {"timeout": " (another host's? name it: load_config(..., dialect='claude_code'), milliseconds)"}
+
+
 def _not_understood(config: GroupConfig) -> list[tuple[str, str]]:
     """The keys of our own entries that nothing reads (other hosts' keys we know of are listed as ignored)."""
     return [
-        (f"mcpServers.{segment(name)}.{segment(key)}", "not understood (dialect mcp_client); ignored")
+        (
+            f"mcpServers.{segment(name)}.{segment(key)}",
+            f"not understood (dialect mcp_client); ignored{_HINTS.get(key, '')}",
+        )
         for name, server in config.servers.items()
         for key in server.model_extra or {}
         if key not in MCP_CLIENT_IGNORED

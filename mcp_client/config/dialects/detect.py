@@ -7,7 +7,8 @@ The dialect is the one the host names, else the file's name says it, else its sh
   in ``.cursor/`` Cursor; ``settings.json`` (in ``.gemini/``) Gemini CLI;
 * by shape: ``mcp_servers`` Codex; ``extensions`` Goose; ``servers`` VS Code (ours when an entry has ``policy``);
   then by the entries' keys: ``policy`` ours, ``httpUrl``/``includeTools``/``excludeTools``/``trust`` Gemini CLI,
-  ``initTimeout``/``serverInstructions`` LibreChat, a number ``timeout`` Claude Code; else ours (``mcp_client``).
+  ``initTimeout``/``serverInstructions`` LibreChat; else ours (``mcp_client``). A bare number ``timeout`` tells
+  nothing (milliseconds in Claude Code, seconds in Cline and Roo): in ours it is reported, never guessed.
 """
 
 from __future__ import annotations
@@ -112,9 +113,6 @@ def _by_shape(data: Mapping[str, Any]) -> str:
         return "gemini"
     if _has(servers, {"initTimeout", "serverInstructions"}):
         return "librechat"
-    entries = servers.values() if isinstance(servers, Mapping) else ()
-    if any(isinstance(e, Mapping) and isinstance(e.get("timeout"), int | float) for e in entries):
-        return "claude_code"
     return "mcp_client"
 
 
