@@ -365,17 +365,17 @@ def load_config(
         raise ConfigError([ConfigProblem("", f"must be a JSON object, got {type(data).__name__}")], source=name)
     chosen = detect.choose(dialect, path, data, source=name)
     notes: list[tuple[str, str]] = []
-    root = "mcpServers"
+    root, keys = "mcpServers", None
     if chosen != "mcp_client":
         translation = translate(DIALECTS[chosen], data, path=path, inputs=inputs, source=name)
-        data, notes, root = translation.data, translation.notes, DIALECTS[chosen].section
+        data, notes, root, keys = translation.data, translation.notes, DIALECTS[chosen].section, translation.keys
     environ = os.environ if environ is None else environ
     try:
         config = GroupConfig.model_validate(data)
     except ValidationError as exc:
         # Every problem at once: the unset variables too, found in the raw entries since the model is not there.
         raise ConfigError(
-            _problems(exc, root=root) + config_env.unset_variables(data, environ, root), source=name
+            _problems(exc, root=root, keys=keys) + config_env.unset_variables(data, environ, root), source=name
         ) from None
     problems: list[ConfigProblem] = []
     expanded = _expand_environment(config, environ, problems, root)
@@ -418,12 +418,17 @@ def parse_policy(policy: Mapping[str, Any], *, path: str = "policy") -> PolicyRe
     return config.registry()
 
 
-def _problems(exc: ValidationError, *, prefix: str = "", root: str = "mcpServers") -> list[ConfigProblem]:
+def _problems(
+    exc: ValidationError, *, prefix: str = "", root: str = "mcpServers", keys: Mapping[str, str] | None = None
+) -> list[ConfigProblem]:
+    """Each error with its path in the file's own words: ``root`` its server section, ``keys`` its entry keys."""
     problems = []
     for error in exc.errors(include_url=False):
         location = [segment(part) for part in error["loc"] if part != "[key]"]
-        if location[:1] == ["servers"]:
+        if location[:1] in (["servers"], ["mcpServers"]):
             location[0] = root
+            if keys and len(location) > 2:
+                location[2] = keys.get(location[2], location[2])
         path = ".".join([prefix, *location] if prefix else location)
         problems.append(ConfigProblem(path, _reason(error, location)))
     return problems

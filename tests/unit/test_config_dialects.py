@@ -290,3 +290,12 @@ def test_the_docs_table_names_every_key_of_every_dialect() -> None:
         assert dialect.doc in row
         missing = [key for key in dialect.keys if key != "policy" and f"`{key}`" not in row]
         assert missing == [], f"{name}: {missing}"
+
+
+def test_a_problem_found_after_translation_names_the_hosts_own_key() -> None:
+    data = {"extensions": {"g": {"type": "stdio", "cmd": 5, "args": "not-a-list"}}}
+    with pytest.raises(ConfigError) as error:
+        load_config(data)
+    assert sorted(p.path for p in error.value.problems) == ["extensions.g.args", "extensions.g.cmd"]
+    with pytest.raises(ConfigError, match=r"mcpServers\.s\.includeTools: must be a list"):
+        load_config({"mcpServers": {"s": {"command": "x", "includeTools": "echo"}}}, dialect="gemini")

@@ -48,6 +48,8 @@ class Translation:
     data: dict[str, Any]
     notes: list[tuple[str, str]]
     """``(key path, note)``: each key not understood, or understood and not done here."""
+    keys: dict[str, str]
+    """Our entry keys → the host's (``command`` → ``cmd``), to word a later problem's path in the host's keys."""
 
 
 def translate(
@@ -83,7 +85,8 @@ def translate(
             servers[str(name)] = variables.resolve(converted, where)
     if problems:
         raise ConfigError(problems, source=source)
-    return Translation({"mcpServers": servers}, notes)
+    keys = {rule.to: key for key, rule in dialect.keys.items() if isinstance(rule, Copy) and rule.to != key}
+    return Translation({"mcpServers": servers}, notes, keys)
 
 
 def _entry(
