@@ -299,3 +299,15 @@ def test_a_problem_found_after_translation_names_the_hosts_own_key() -> None:
     assert sorted(p.path for p in error.value.problems) == ["extensions.g.args", "extensions.g.cmd"]
     with pytest.raises(ConfigError, match=r"mcpServers\.s\.includeTools: must be a list"):
         load_config({"mcpServers": {"s": {"command": "x", "includeTools": "echo"}}}, dialect="gemini")
+
+
+def test_a_token_written_where_a_variable_name_belongs_is_not_shown() -> None:
+    secret = "sk-live-0123456789"
+    entry = {"url": "https://h.example/mcp", "bearer_token_env_var": secret, "http_headers": {"A": secret, "B": 1}}
+    with pytest.raises(ConfigError) as error:
+        load_config({"mcp_servers": {"s": entry}})
+    assert secret not in str(error.value)
+    assert [p.path for p in error.value.problems] == [
+        "mcp_servers.s.bearer_token_env_var",
+        "mcp_servers.s.http_headers",
+    ]

@@ -180,12 +180,15 @@ def _seconds(value: object, unit: str, path: str, problems: list[ConfigProblem])
 def _is_table(value: object, path: str, problems: list[ConfigProblem]) -> bool:
     if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
         return True
-    problems.append(ConfigProblem(path, f"must be a table of strings, got {shown(value)}"))
+    # (the value is not shown: a header table holds tokens)
+    wrong = type(value).__name__ if not isinstance(value, Mapping) else "a value that is not a string"
+    problems.append(ConfigProblem(path, f"must be a table of strings, got {wrong}"))
     return False
 
 
 def _is_name(value: object, path: str, problems: list[ConfigProblem]) -> bool:
     if isinstance(value, str) and _NAME.fullmatch(value):
         return True
-    problems.append(ConfigProblem(path, f"must be the name of an environment variable, got {shown(value)}"))
+    # (the value is not shown: a token written where its variable's name belongs would land in logs)
+    problems.append(ConfigProblem(path, f"must be the name of an environment variable, got {type(value).__name__}"))
     return False
