@@ -44,6 +44,7 @@ from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
 from mcp_client.config.load import ServerSpec, load_config
+from mcp_client.config.tool_filter import ALL_TOOLS, ToolFilter, ToolNotAllowed
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
@@ -94,6 +95,7 @@ class _Server:
     transport: Transport
     policies: PolicyRegistry
     max_in_flight: int | None = None
+    tool_filter: ToolFilter = ALL_TOOLS
     client: Client | None = None
     error: Exception | None = None
     tools: dict[str, mcp_types.Tool] = field(default_factory=dict)
@@ -164,7 +166,7 @@ class ClientGroup:
                 spec = ServerSpec(spec)
             policies = spec.policies.with_defaults(default_timeout, default_retry)
             limit = check_max_in_flight(spec.max_in_flight, where=f"the max_in_flight of server {name!r}")
-            self._servers[name] = _Server(name, spec.transport, policies, limit)
+            self._servers[name] = _Server(name, spec.transport, policies, limit, spec.tool_filter)
         self._on_event = on_event
         self._list_tools = list_tools
         self._client_options = client_options
@@ -178,14 +180,18 @@ class ClientGroup:
         *,
         on_event: GroupEventHook | None = None,
         list_tools: bool = True,
+        dialect: str | None = None,
         **client_options: Any,
     ) -> ClientGroup:
         """A group of the servers of an ``mcp.json`` (a path or its parsed content); see :mod:`mcp_client.config.load`.
 
+        ``dialect`` names the format of another host's file (``"claude_code"``, ``"vscode"``, ``"codex"``...; None:
+        told from the file), as :func:`~mcp_client.config.load.load_config`.
+
         Raises:
             ConfigError: The configuration is not valid (every problem listed with its JSON path).
         """
-        specs = load_config(config).specs()
+        specs = load_config(config, dialect=dialect).specs()
         return cls(specs, on_event=on_event, list_tools=list_tools, **client_options)
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -394,10 +400,12 @@ class ClientGroup:
         Raises:
             KeyError: No such server.
             ValueError: The name is not ``server/tool``.
+            ToolNotAllowed: The server's tool filter leaves the tool out.
             ConnectError: The server failed to start.
             TransportError: The server died (and whatever else :meth:`Client.call_tool` raises).
         """
         name, tool = split_tool_name(qualified)
+        self._check_allowed(name, tool)
         client = self._live_client(name)
         policy, retry_policy = self.resolve(qualified, timeout=timeout, retry=retry)
         return await client.call_tool(
@@ -421,6 +429,7 @@ class ClientGroup:
     ) -> Call[mcp_types.CallToolResult]:
         """A :class:`~mcp_client.Call` handle on ``server/tool`` under its rules (see :meth:`Client.tool_call`)."""
         name, tool = split_tool_name(qualified)
+        self._check_allowed(name, tool)
         client = self._live_client(name)
         policy, retry_policy = self.resolve(qualified, timeout=timeout, retry=retry)
         return client.tool_call(
@@ -431,6 +440,10 @@ class ClientGroup:
             on_progress=on_progress,
             raise_on_error=raise_on_error,
         )
+
+    def _check_allowed(self, name: str, tool: str) -> None:
+        if not self._server(name).tool_filter.allows(tool):
+            raise ToolNotAllowed(f"tool {tool!r} of server {name!r} is left out by its tool filter", name=tool)
 
     def _live_client(self, name: str) -> Client:
         client = self[name]
@@ -443,10 +456,11 @@ class ClientGroup:
 async def _list_or_log(server: _Server) -> list[mcp_types.Tool] | None:
     assert server.client is not None
     try:
-        return await server.client.list_tools()
+        tools = await server.client.list_tools()
     except MCPClientError as exc:
         logger.warning("server %r: tools/list failed (annotation rules left out): %s", server.name, exc)
         return None
+    return [tool for tool in tools if server.tool_filter.allows(tool.name)]  # a filtered tool is never offered
 
 
 def _check_name(name: object) -> None:

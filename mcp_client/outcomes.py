@@ -138,6 +138,8 @@ def _what_happened(error: ErrorFacts, subject: str) -> str:
         return f"{subject} was not called: its definition changed since the host reviewed it ({fields})."
     if outcome == "tool_not_reviewed":
         return f"{subject} was not called: the host has not reviewed it (it is not among the pinned tools)."
+    if outcome == "tool_filtered":
+        return f"{subject} was not called: the configuration of its server leaves it out."
     if outcome == "connect":
         return f"{subject} could not be called: the server could not be started or reached ({detail})."
     if outcome == "authorization":
@@ -187,6 +189,8 @@ def _advice(error: ErrorFacts, ran: Ran) -> str:
             return "The tool did not run; calling it again needs the authorization fixed first."
         if error.outcome in ("tool_changed", "tool_not_reviewed"):
             return "The tool did not run; it can be called again only once the host accepts the change."
+        if error.outcome == "tool_filtered":
+            return "The tool did not run; it is not offered by this host, so do not call it again."
         if error.refusal and error.outcome in ("server", "unavailable"):
             return "The tool did not run."
         wait = _retry_after(error)

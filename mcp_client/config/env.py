@@ -1,8 +1,8 @@
 """``${VAR}`` and ``${VAR:-default}`` in an ``mcp.json``: replaced from the environment, unset ones collected.
 
 Used by :mod:`mcp_client.config.load` on the validated entries (to expand them) and on the raw entries of a file that
-did not validate (so that one report lists every problem, unset variables included). Imports nothing of the
-package.
+did not validate (so that one report lists every problem, unset variables included). Imports only
+:mod:`mcp_client.config.problems` of the package.
 
 An ``mcp.json`` is trusted code: its ``command`` runs programs, and a reference can put any variable of the
 environment into a URL or a header sent to a server. A host loading configurations it did not write passes
@@ -15,8 +15,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
-__all__ = ["EXPANDED_FIELDS", "AllowedEnvironment", "expand", "expand_checked", "raw_values"]
+from mcp_client.config.problems import ConfigProblem, segment
+
+__all__ = [
+    "EXPANDED_FIELDS",
+    "AllowedEnvironment",
+    "expand",
+    "expand_checked",
+    "expand_into",
+    "raw_values",
+    "unset_variables",
+]
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -93,3 +104,25 @@ def raw_values(entry: Mapping[str, object]) -> Iterator[tuple[str, str]]:
         mapping = entry.get(table)
         if isinstance(mapping, Mapping):
             yield from ((f"{table}.{key}", value) for key, value in mapping.items() if isinstance(value, str))
+
+
+def unset_variables(
+    data: Mapping[str, Any], environ: Mapping[str, str], root: str = "mcpServers"
+) -> list[ConfigProblem]:
+    """The ``${VAR}`` references without a value in the entries of a file that did not validate (as JSON)."""
+    servers = data.get("mcpServers" if "mcpServers" in data else "servers")
+    if not isinstance(servers, Mapping):
+        return []
+    problems: list[ConfigProblem] = []
+    for name, entry in servers.items():
+        if isinstance(entry, Mapping) and entry.get("disabled") is not True:
+            for where, value in raw_values(entry):
+                expand_into(value, f"{root}.{segment(name)}.{where}", environ, problems)
+    return problems
+
+
+def expand_into(value: str, path: str, environ: Mapping[str, str], problems: list[ConfigProblem]) -> str:
+    """``value`` expanded; what is wrong with its references appended to ``problems`` at ``path``."""
+    expanded, reasons = expand_checked(value, environ)
+    problems += [ConfigProblem(path, reason) for reason in reasons]
+    return expanded

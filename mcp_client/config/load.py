@@ -9,9 +9,11 @@ The file has the shape the MCP ecosystem uses (Claude Desktop, Claude Code, Curs
         "docs": {"url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
     }}
 
-* Keys other hosts put in the file (``type``, ``transport``, ``alwaysAllow``, top-level ``globalShortcut``...) are
-  tolerated and ignored everywhere except inside ``policy``, where an unknown key is an error (a typo such as
-  ``"idel"`` would otherwise silently leave a limit at its default).
+* A key of a server entry that nothing reads is reported (a :class:`ConfigWarning` naming the file and key); other
+  hosts' keys we know of (``alwaysAllow``...) are ignored; inside ``policy`` an unknown key is an error (a typo
+  such as ``"idel"`` would otherwise silently leave a limit at its default). Other hosts' files (Claude Code, VS
+  Code, Gemini CLI, Codex, LibreChat, Goose...) are read by their own rules: :mod:`mcp_client.config.dialects`.
+* ``include_tools``/``exclude_tools`` (names or globs) choose the tools a group offers of the server.
 * ``"disabled": true`` on a server (Cline's and Roo's convention) leaves it out.
 * ``servers`` is accepted in place of ``mcpServers`` (VS Code's ``.vscode/mcp.json``).
 * ``${VAR}`` and ``${VAR:-default}`` are replaced from the environment in ``command``, ``args``, ``env``, ``cwd``,
@@ -28,7 +30,6 @@ Every problem is reported at once, each with its JSON path and the reason, in a 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,6 +39,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from mcp_client.config import env as config_env
+from mcp_client.config.dialects import detect
+from mcp_client.config.dialects.inputs import InputAnswer
+from mcp_client.config.dialects.rules import DIALECTS, MCP_CLIENT_IGNORED
+from mcp_client.config.dialects.translate import translate
+from mcp_client.config.problems import ConfigError, ConfigProblem, ConfigWarning, segment, warn_keys
+from mcp_client.config.tool_filter import ALL_TOOLS, ToolFilter
 from mcp_client.config.transports import check_kind, url_transport
 from mcp_client.config.values import (
     Attempts,
@@ -67,6 +74,7 @@ from mcp_client.transports.stdio import stdio
 __all__ = [
     "ConfigError",
     "ConfigProblem",
+    "ConfigWarning",
     "GroupConfig",
     "PolicyConfig",
     "RetryConfig",
@@ -76,39 +84,6 @@ __all__ = [
     "load_config",
     "parse_policy",
 ]
-
-# -- errors ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigProblem:
-    """One thing wrong with a configuration: where (a dotted JSON path) and why."""
-
-    path: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}" if self.path else self.reason
-
-
-class ConfigError(ValueError):
-    """The configuration is not valid. ``problems`` lists every problem found, each with its JSON path.
-
-    The message is one line per problem, e.g. ``mcpServers.search.policy.timeout.idle: must be a positive number
-    of seconds or null, got -1``.
-    """
-
-    def __init__(self, problems: list[ConfigProblem], *, source: str | None = None) -> None:
-        self.problems = problems
-        self.source = source
-        """The file the configuration came from, when it came from one."""
-        where = f"{source}: " if source else ""
-        if len(problems) == 1:
-            message = f"{where}{problems[0]}"
-        else:
-            message = f"{where}{len(problems)} problems:\n" + "\n".join(f"  {p}" for p in problems)
-        super().__init__(message)
-
 
 # -- the policy block (strict: unknown keys are errors) ---------------------------------------------------------
 
@@ -263,6 +238,8 @@ class ServerConfig(BaseModel):
     disabled: Flag = False
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     restart: RestartConfig | None = None
+    include_tools: list[Text] | None = None
+    exclude_tools: list[Text] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check_transport(self) -> ServerConfig:
@@ -285,6 +262,13 @@ class ServerConfig(BaseModel):
             return stdio(self.command, self.args, env=self.env or None, cwd=self.cwd, restart=restart)
         assert self.url is not None
         return url_transport(self.type or self.transport, self.url, self.headers)
+
+    def tool_filter(self) -> ToolFilter:
+        """The tools of this server a group lists and calls."""
+        if self.include_tools is None and not self.exclude_tools:
+            return ALL_TOOLS
+        include = tuple(self.include_tools) if self.include_tools is not None else None
+        return ToolFilter(include, tuple(self.exclude_tools))
 
 
 def _server_name(value: object) -> str:
@@ -316,7 +300,9 @@ class GroupConfig(BaseModel):
     def specs(self) -> dict[str, ServerSpec]:
         """What :class:`~mcp_client.group.ClientGroup` starts: each enabled server's transport and rules."""
         return {
-            name: ServerSpec(server.transport_spec(), server.policy.registry(), server.policy.max_in_flight)
+            name: ServerSpec(
+                server.transport_spec(), server.policy.registry(), server.policy.max_in_flight, server.tool_filter()
+            )
             for name, server in self.servers.items()
             if not server.disabled
         }
@@ -330,57 +316,89 @@ class ServerSpec:
         transport: Any :class:`~mcp_client.Transport` (``stdio(...)``, ``http(...)``, ``memory(...)`` in tests).
         policies: Its timeout and retry rules; their client default is replaced by the group's client options.
         max_in_flight: Most calls in flight to it at once (``policy.max_in_flight``; None: the group's option).
+        tool_filter: The tools a group lists and calls (``include_tools``/``exclude_tools``; default: all).
     """
 
     transport: Transport
     policies: PolicyRegistry = field(default_factory=PolicyRegistry)
     max_in_flight: int | None = None
+    tool_filter: ToolFilter = ALL_TOOLS
 
 
 # -- loading ------------------------------------------------------------------------------------------------
 
 
 def load_config(
-    source: str | os.PathLike[str] | Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+    source: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    environ: Mapping[str, str] | None = None,
+    dialect: str | None = None,
+    inputs: InputAnswer | None = None,
 ) -> GroupConfig:
-    """Read and check an ``mcp.json`` (a path, or the already parsed object).
+    """Read and check an ``mcp.json``, or another host's configuration (a path, or the already parsed object).
 
     Args:
         source: A path to the file, or its content as a mapping.
         environ: Where ``${VAR}`` references are looked up (default: ``os.environ``); a
             :class:`~mcp_client.config.env.AllowedEnvironment` for a file the host did not write.
+        dialect: The file's format: ``"mcp_client"`` (ours), ``"claude_code"``, ``"claude_desktop"``, ``"vscode"``,
+            ``"cursor"``, ``"gemini"``, ``"codex"``, ``"librechat"`` or ``"goose"`` (None: told from the file's
+            name and shape; see :mod:`mcp_client.config.dialects.detect`).
+        inputs: Asks the user for a VS Code ``${input:ID}`` (a :class:`~mcp_client.config.dialects.inputs.ConfigInput`
+            in, the answer out); without it, a file that needs one is refused.
+
+    A key of a server entry that is not understood is reported as a
+    :class:`~mcp_client.config.problems.ConfigWarning` naming the file and the key's path, and has no effect.
 
     Raises:
-        ConfigError: The file cannot be read, is not JSON, or is not a valid configuration; every problem is
-            listed with its JSON path.
+        ConfigError: The file cannot be read or parsed, the dialect is unknown, or the configuration is not valid;
+            every problem is listed with its path.
     """
     name: str | None = None
+    path: Path | None = None
     if isinstance(source, Mapping):
         data: Any = dict(source)
     else:
-        name = os.fspath(source)
-        try:
-            text = Path(source).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")], source=name) from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            reason = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-            raise ConfigError([ConfigProblem("", reason)], source=name) from None
+        name, path = os.fspath(source), Path(source)
+        data = detect.read(path, dialect=dialect, source=name)
     if not isinstance(data, dict):
         raise ConfigError([ConfigProblem("", f"must be a JSON object, got {type(data).__name__}")], source=name)
+    chosen = detect.choose(dialect, path, data, source=name)
+    notes: list[tuple[str, str]] = []
+    root, keys = "mcpServers", None
+    if chosen != "mcp_client":
+        translation = translate(DIALECTS[chosen], data, path=path, inputs=inputs, source=name)
+        data, notes, root, keys = translation.data, translation.notes, DIALECTS[chosen].section, translation.keys
     environ = os.environ if environ is None else environ
     try:
         config = GroupConfig.model_validate(data)
     except ValidationError as exc:
         # Every problem at once: the unset variables too, found in the raw entries since the model is not there.
-        raise ConfigError(_problems(exc) + _unset_variables(data, environ), source=name) from None
+        raise ConfigError(
+            _problems(exc, root=root, keys=keys) + config_env.unset_variables(data, environ, root), source=name
+        ) from None
     problems: list[ConfigProblem] = []
-    expanded = _expand_environment(config, environ, problems)
+    expanded = _expand_environment(config, environ, problems, root)
     if problems:
         raise ConfigError(problems, source=name)
+    warn_keys(notes + _not_understood(config), source=name)
     return expanded
+
+
+_HINTS = {"timeout": " (another host's? name it: load_config(..., dialect='claude_code'), milliseconds)"}
+
+
+def _not_understood(config: GroupConfig) -> list[tuple[str, str]]:
+    """The keys of our own entries that nothing reads (other hosts' keys we know of are listed as ignored)."""
+    return [
+        (
+            f"mcpServers.{segment(name)}.{segment(key)}",
+            f"not understood (dialect mcp_client); ignored{_HINTS.get(key, '')}",
+        )
+        for name, server in config.servers.items()
+        for key in server.model_extra or {}
+        if key not in MCP_CLIENT_IGNORED
+    ]
 
 
 def parse_policy(policy: Mapping[str, Any], *, path: str = "policy") -> PolicyRegistry:
@@ -400,21 +418,20 @@ def parse_policy(policy: Mapping[str, Any], *, path: str = "policy") -> PolicyRe
     return config.registry()
 
 
-def _problems(exc: ValidationError, *, prefix: str = "") -> list[ConfigProblem]:
+def _problems(
+    exc: ValidationError, *, prefix: str = "", root: str = "mcpServers", keys: Mapping[str, str] | None = None
+) -> list[ConfigProblem]:
+    """Each error with its path in the file's own words: ``root`` its server section, ``keys`` its entry keys."""
     problems = []
     for error in exc.errors(include_url=False):
-        location = [_segment(part) for part in error["loc"] if part != "[key]"]
-        if location[:1] == ["servers"]:
-            location[0] = "mcpServers"
+        location = [segment(part) for part in error["loc"] if part != "[key]"]
+        if location[:1] in (["servers"], ["mcpServers"]):
+            location[0] = root
+            if keys and len(location) > 2:
+                location[2] = keys.get(location[2], location[2])
         path = ".".join([prefix, *location] if prefix else location)
         problems.append(ConfigProblem(path, _reason(error, location)))
     return problems
-
-
-def _segment(part: str | int) -> str:
-    """One step of a JSON path: a key as is, or quoted when it is empty or holds a dot or a space."""
-    text = str(part)
-    return json.dumps(text) if not text or any(c in text for c in '. "') else text
 
 
 def _reason(error: Any, location: list[str]) -> str:
@@ -449,35 +466,18 @@ def _known_keys(location: list[str]) -> list[str]:
     return list(RuleConfig.model_fields)
 
 
-def _unset_variables(data: Mapping[str, Any], environ: Mapping[str, str]) -> list[ConfigProblem]:
-    """The ``${VAR}`` references without a value in the entries of a file that did not validate (as JSON)."""
-    servers = data.get("mcpServers" if "mcpServers" in data else "servers")
-    if not isinstance(servers, Mapping):
-        return []
-    problems: list[ConfigProblem] = []
-    for name, entry in servers.items():
-        if isinstance(entry, Mapping) and entry.get("disabled") is not True:
-            for where, value in config_env.raw_values(entry):
-                _expand(value, f"mcpServers.{_segment(name)}.{where}", environ, problems)
-    return problems
-
-
-def _expand(value: str, path: str, environ: Mapping[str, str], problems: list[ConfigProblem]) -> str:
-    expanded, reasons = config_env.expand_checked(value, environ)
-    problems += [ConfigProblem(path, reason) for reason in reasons]
-    return expanded
-
-
-def _expand_environment(config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem]) -> GroupConfig:
+def _expand_environment(
+    config: GroupConfig, environ: Mapping[str, str], problems: list[ConfigProblem], root: str
+) -> GroupConfig:
     def expand(value: str, path: str) -> str:
-        return _expand(value, path, environ, problems)
+        return config_env.expand_into(value, path, environ, problems)
 
     servers: dict[str, ServerConfig] = {}
     for name, server in config.servers.items():
         if server.disabled:
             servers[name] = server
             continue
-        base = f"mcpServers.{name}"
+        base = f"{root}.{segment(name)}"
         changes: dict[str, Any] = {
             "args": [expand(arg, f"{base}.args.{i}") for i, arg in enumerate(server.args)],
             "env": {key: expand(value, f"{base}.env.{key}") for key, value in server.env.items()},

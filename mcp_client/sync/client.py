@@ -146,18 +146,22 @@ class ClientGroup(GroupView):
         *,
         on_event: GroupEventHook | None = None,
         list_tools: bool = True,
+        dialect: str | None = None,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
         interrupt_timeout: float = DEFAULT_INTERRUPT_TIMEOUT,
         **client_options: Any,
     ) -> ClientGroup:
-        """A group of the servers of an ``mcp.json`` (see :meth:`mcp_client.ClientGroup.from_config`).
+        """A group of the servers of an ``mcp.json`` or another host's file (see
+        :meth:`mcp_client.ClientGroup.from_config`).
 
         Raises:
             ConfigError: The configuration is not valid.
         """
         group = cls.__new__(cls)
-        async_group = AsyncClientGroup.from_config(config, on_event=on_event, list_tools=list_tools, **client_options)
+        async_group = AsyncClientGroup.from_config(
+            config, on_event=on_event, list_tools=list_tools, dialect=dialect, **client_options
+        )
         group._init(async_group, backend, backend_options, interrupt_timeout)
         return group
 

@@ -610,6 +610,7 @@ class GroupView(GroupBase):
         Raises:
             KeyError: No such server.
             ValueError: The name is not ``server/tool``.
+            ToolNotAllowed: The server's tool filter leaves the tool out.
             ConnectError: The server failed to start.
             TransportError: The server died (and whatever else :meth:`Client.call_tool` raises).
         """
