@@ -2,8 +2,8 @@
 
 It adds the MCP activities of every named server to each worker built from the client, opens the worker's
 connections with the worker and closes them at its shutdown (``run_context``), installs the pydantic payload
-converter so results travel as the SDK's ``mcp_types`` models, and lets ``mcp_client`` and ``mcp_types`` through
-the workflow sandbox. Touches ``temporalio.plugin``/``converter``/``worker``, the configuration loader and this
+converter so results travel as the SDK's ``mcp_types`` models, and lets what workflows import (the workflow side's
+modules, the policies, ``mcp_types``) through the workflow sandbox. Touches ``temporalio.plugin``/``converter``/``worker``, the configuration loader and this
 package's activities and connections.
 """
 
@@ -28,7 +28,19 @@ from mcp_client.integrations.temporal.connections import Connections
 
 __all__ = ["MCPPlugin"]
 
-_PASSED_THROUGH = ("mcp_client", "mcp_types", "pydantic", "anyio")
+_PASSED_THROUGH = (
+    "mcp_types",
+    "pydantic",
+    "mcp_client._lazy",
+    "mcp_client._moved",
+    "mcp_client._version",
+    "mcp_client.policy",
+    "mcp_client.integrations.temporal.wire",
+    "mcp_client.integrations.temporal.workflow",
+)
+"""What a workflow imports to build an ``MCPWorkflowClient`` and its policies, and nothing else: the client, its
+transports and anyio are not let through (a workflow never runs them). ``mcp_client`` itself and the packages on the
+way are re-imported inside the sandbox; they only load names lazily, and ``_moved``'s finder is installed once."""
 
 
 class MCPPlugin(SimplePlugin):
@@ -102,7 +114,7 @@ def _with_pydantic(existing: DataConverter | None) -> DataConverter:
 
 
 def _with_passthrough(runner: WorkflowRunner | None) -> WorkflowRunner:
-    """Let the SDK's modules through the sandbox: a workflow that builds an MCPWorkflowClient imports them."""
+    """Let the workflow side's modules through the sandbox: a workflow that builds an MCPWorkflowClient imports them."""
     if runner is None:
         raise ValueError("the MCP plugin needs the worker's workflow runner")
     if isinstance(runner, SandboxedWorkflowRunner):
