@@ -201,7 +201,7 @@ class MCPActivities:
             if error is None:
                 raise
             self._after_failure(connection, error)
-            raise activity_failure(error, idempotent=True) from exc
+            raise activity_failure(error, idempotent=True) from error
 
     async def call_tool(self, server: str, request: ToolCallInput) -> mcp_types.CallToolResult:
         """The ``tools/call`` activity of ``server`` (see the module's docstring)."""
@@ -239,7 +239,7 @@ class MCPActivities:
             error.about_tool(request.name, None)
             await self._settle(client, beat, progress, error)
             self._after_failure(connection, error)
-            raise activity_failure(error, idempotent=idempotent, resumable=progress.resumable) from exc
+            raise activity_failure(error, idempotent=idempotent, resumable=progress.resumable) from error
 
     async def _call(
         self,
