@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
+import mcp_types
 import pytest
 from temporalio.activity import ActivityCancellationDetails
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
@@ -94,6 +95,10 @@ def _activities(peer: ScriptedPeer, confirm: Any, **options: Any) -> MCPActiviti
     return MCPActivities(Connections({"peer": factory}), confirm=confirm)
 
 
+def _texts(result: mcp_types.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, mcp_types.TextContent)]
+
+
 def _operation(activities: MCPActivities, operation: str) -> Callable[..., Awaitable[Any]]:
     by_name = {getattr(fn, "__temporal_activity_definition").name: fn for fn in activities.definitions()}
     return by_name[activity_name("peer", operation)]
@@ -123,7 +128,13 @@ TOOL_FAILURES = [
     ("call_tool", ToolCallInput("slow", {"seconds": 5}, 10, 0.3), "MaxTimeout", "maybe", True),
     ("call_tool", ToolCallInput("silent", {}, 0.3, 30), "IdleTimeout", "maybe", True),
     ("call_tool", ToolCallInput("die", {}, 10, 30), "TransportError", "maybe", True),
-    ("call_tool", ToolCallInput("task_work", {"seconds": 0.1, "outcome": "failed"}, 10, 30), "TaskFailed", "maybe", True),
+    (
+        "call_tool",
+        ToolCallInput("task_work", {"seconds": 0.1, "outcome": "failed"}, 10, 30),
+        "TaskFailed",
+        "maybe",
+        True,
+    ),
     ("call_tool", ToolCallInput("bad_result_type", {}, 10, 30), "ProtocolError", "maybe", True),
     ("get_prompt", RequestInput(name="no_such_prompt"), "InvalidParams", "no", True),
     ("read_resource", RequestInput(uri="memo://nowhere"), "InvalidParams", "no", True),
@@ -177,7 +188,8 @@ async def test_a_maximum_passed_after_an_attempt_that_wrote_may_have_run() -> No
     failure = await _fail(_activities(peer, Confirmed(peer)), env, "call_tool", ToolCallInput("echo", {}, 10, 30))
     assert (failure.type, failure.non_retryable) == ("MaxTimeout", True)
     assert failure.details[0]["may_have_run"] == "maybe"
-    assert "did not run" not in failure.message and "never sent" not in failure.message
+    assert "did not run" not in failure.message
+    assert "never sent" not in failure.message
     assert _received(peer, "tools/call") == 0
 
 
@@ -233,7 +245,7 @@ async def test_a_call_that_never_left_withdraws_written_and_the_next_attempt_sen
         )
         assert confirm.last == [{"phase": "unsent"}]  # what the next attempt reads
         result = await _environment(details=confirm.last, attempt=2).run(activities.call_tool, "peer", request)
-    assert [block.text for block in result.content] == ["once"]  # type: ignore[union-attr]
+    assert _texts(result) == ["once"]
     assert peer.stats.calls_by_tool["echo"] == 1
 
 
@@ -297,7 +309,7 @@ async def test_a_worker_clock_off_by_an_hour_neither_refuses_nor_extends_the_cal
     activities = _activities(peer, Confirmed(peer))
     async with activities.connections.running():
         result = await _environment(skew=skew).run(activities.call_tool, "peer", ToolCallInput("echo", {"text": "a"}))
-        assert [block.text for block in result.content] == ["a"]
+        assert _texts(result) == ["a"]
         failure = None
         try:
             await _environment(skew=skew, elapsed=40).run(
@@ -305,7 +317,8 @@ async def test_a_worker_clock_off_by_an_hour_neither_refuses_nor_extends_the_cal
             )
         except ApplicationError as exc:
             failure = exc
-    assert failure is not None and failure.type == "MaxTimeout"  # 40 s of Temporal's 30 s maximum had passed
+    assert failure is not None
+    assert failure.type == "MaxTimeout"  # 40 s of Temporal's 30 s maximum had passed
     assert peer.stats.calls_by_tool["echo"] == 1
 
 

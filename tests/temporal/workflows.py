@@ -1,6 +1,7 @@
 """The workflow the Temporal tests run: one MCP tool call through ``MCPWorkflowClient``, its text returned.
 
-Imported by the tests (to start it) and by ``worker.py`` (to run it); sandbox-safe.
+Imported by the tests (to start it) and by ``worker.py`` (to run it); sandbox-safe, and it imports the workflow side
+as a host's workflow file would without ``imports_passed_through``: what the plugin lets through is what it needs.
 """
 
 from __future__ import annotations
@@ -9,13 +10,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import mcp_types
 from temporalio import workflow
 
-with workflow.unsafe.imports_passed_through():
-    import mcp_types
-
-    from mcp_client import TimeoutPolicy
-    from mcp_client.integrations.temporal import MCPWorkflowClient
+# No imports_passed_through(): the plugin's sandbox passthrough alone must let the workflow side in.
+from mcp_client import TimeoutPolicy
+from mcp_client.integrations.temporal import MCPWorkflowClient
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ Every failure is the one typed error as an ``ApplicationError`` (:mod:`.failures
 Cancelling the activity (the workflow cancelled it) cancels the call on the wire (``notifications/cancelled`` or
 the stream closed for a plain call, ``tasks/cancel`` for a task). When the worker shuts down or Temporal timed the
 attempt out, a task is left running for the next attempt only if its reference is confirmed in Temporal and another
-attempt can follow; otherwise it is cancelled, so that no task is left without an owner. Other operations are reads, safe to repeat, and need no checkpoint.
+attempt can follow; otherwise it is cancelled, so that no task is left without an owner. Other operations are reads,
+safe to repeat, and need no checkpoint.
 
 Touches the public client, the task reference, Temporal's ``activity`` module and this package's wire, heartbeat,
 failures and connections.

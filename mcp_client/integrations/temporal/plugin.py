@@ -3,8 +3,8 @@
 It adds the MCP activities of every named server to each worker built from the client, opens the worker's
 connections with the worker and closes them at its shutdown (``run_context``), installs the pydantic payload
 converter so results travel as the SDK's ``mcp_types`` models, and lets what workflows import (the workflow side's
-modules, the policies, ``mcp_types``) through the workflow sandbox. Touches ``temporalio.plugin``/``converter``/``worker``, the configuration loader and this
-package's activities and connections.
+modules, the policies, ``mcp_types``) through the workflow sandbox. Touches ``temporalio.plugin``/``converter``/
+``worker``, the configuration loader and this package's activities and connections.
 """
 
 from __future__ import annotations
