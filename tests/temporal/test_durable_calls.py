@@ -8,6 +8,8 @@ tool) are real and outlive the workers; the servers count each run of a tool in 
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,8 @@ import pytest
 from temporalio.client import Client as TemporalClient, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from tests.temporal.conftest import Workers
+from tests.interop.conftest import free_port, serve_http
+from tests.temporal.conftest import EVENTS_ENV, HERE, Workers
 from tests.temporal.observe import attempts, heartbeat, lines, new_tag, result_of, start, until
 from tests.temporal.workflows import ToolCall
 
@@ -92,3 +95,36 @@ async def test_a_maximum_that_passes_after_the_write_is_typed_says_may_have_run_
     await until(lambda: "cancelled" in lines(events_path, plain), "the plain call was cancelled on its server")
     await until(lambda: "cancelled" in lines(events_path, task), "the task was cancelled on its server")
     assert lines(events_path, plain).count("started") == 1
+
+
+async def test_a_call_that_never_left_while_its_server_restarts_is_sent_again_and_runs_once(
+    temporal_address: str, tasks_url: str, events_path: Path
+) -> None:
+    port = free_port()
+    command = [sys.executable, str(HERE / "servers" / "plain_server.py"), "--port", str(port)]
+    env = {**os.environ, EVENTS_ENV: str(events_path)}
+    server = serve_http(command, port, env, "the MCP server that restarts")
+    url = next(server)
+    pool = Workers([sys.executable, str(HERE / "worker.py")], temporal_address, [url, tasks_url])
+    try:
+        pool.start(1)
+        temporal = await TemporalClient.connect(temporal_address)
+        warm = new_tag()  # the worker's client connects and lists the tools while the server is up
+        warm_handle = await start(temporal, pool, ToolCall("plain", "count", {"seconds": 0, "tag": warm}))
+        assert await result_of(warm_handle) == f"{warm} done"
+        server.close()  # the server is gone: the next request cannot leave
+        tag = new_tag()
+        handle = await start(temporal, pool, ToolCall("plain", "count", {"seconds": 0, "tag": tag}))
+
+        async def retried() -> bool:
+            pending = (await handle.describe()).raw_description.pending_activities
+            return bool(pending) and pending[0].attempt >= 2
+
+        await until(retried, "the first attempt failed as never sent")
+        server = serve_http(command, port, env, "the MCP server that restarts")
+        next(server)
+        assert await result_of(handle) == f"{tag} done"  # not WorkerLost: "written" was withdrawn
+        assert lines(events_path, tag) == ["started", "completed"]
+    finally:
+        pool.stop_all()
+        server.close()
