@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -97,13 +98,18 @@ async def test_a_maximum_that_passes_after_the_write_is_typed_says_may_have_run_
     assert lines(events_path, plain).count("started") == 1
 
 
+def _serve(command: list[str], port: int, env: dict[str, str]) -> Generator[str, None, None]:
+    """The plain server on ``port``; ``close()`` kills it."""
+    yield from serve_http(command, port, env, "the MCP server that restarts")
+
+
 async def test_a_call_that_never_left_while_its_server_restarts_is_sent_again_and_runs_once(
     temporal_address: str, tasks_url: str, events_path: Path
 ) -> None:
     port = free_port()
     command = [sys.executable, str(HERE / "servers" / "plain_server.py"), "--port", str(port)]
     env = {**os.environ, EVENTS_ENV: str(events_path)}
-    server = serve_http(command, port, env, "the MCP server that restarts")
+    server = _serve(command, port, env)
     url = next(server)
     pool = Workers([sys.executable, str(HERE / "worker.py")], temporal_address, [url, tasks_url])
     try:
@@ -121,7 +127,7 @@ async def test_a_call_that_never_left_while_its_server_restarts_is_sent_again_an
             return bool(pending) and pending[0].attempt >= 2
 
         await until(retried, "the first attempt failed as never sent")
-        server = serve_http(command, port, env, "the MCP server that restarts")
+        server = _serve(command, port, env)
         next(server)
         assert await result_of(handle) == f"{tag} done"  # not WorkerLost: "written" was withdrawn
         assert lines(events_path, tag) == ["started", "completed"]
