@@ -343,3 +343,27 @@ async def test_a_beat_the_sdk_could_not_record_after_the_write_is_typed_and_canc
         "maybe",
     )
     assert _received(peer, "notifications/cancelled") == 1
+
+
+# -- one client per worker, or per workflow ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("per_workflow", "clients"), [(False, 1), (True, 2)])
+async def test_workflows_share_the_workers_client_unless_each_gets_its_own(per_workflow: bool, clients: int) -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    built: list[Client] = []
+
+    def factory() -> Client:
+        built.append(Client(memory(peer.serve), timeout=POLICY))
+        return built[-1]
+
+    activities = MCPActivities(Connections({"peer": factory}, per_workflow=per_workflow), confirm=Confirmed(peer))
+    async with activities.connections.running():
+        for workflow_id in ("alice", "bob"):
+            env = _environment()
+            env.info = dataclasses.replace(env.info, workflow_id=workflow_id)
+            result = await env.run(activities.call_tool, "peer", ToolCallInput("echo", {"text": workflow_id}))
+            assert _texts(result) == [workflow_id]
+        if per_workflow:
+            assert not activities.connections.live()  # each workflow's own client closed after its activity
+    assert len(built) == clients

@@ -203,14 +203,24 @@ class MCPActivities:
                 raise
             self._after_failure(connection, error)
             raise activity_failure(error, idempotent=True) from error
+        finally:
+            self.connections.release(connection)
 
     async def call_tool(self, server: str, request: ToolCallInput) -> mcp_types.CallToolResult:
         """The ``tools/call`` activity of ``server`` (see the module's docstring)."""
         attempt = Attempt(activity.info())  # the last attempt's checkpoint, read before anything else
-        last = attempt.checkpoint
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), self._confirm)
         progress = _Progress()
         connection = await self._connect(server)
+        try:
+            return await self._call_tool(connection, request, attempt, beat, progress)
+        finally:
+            self.connections.release(connection)
+
+    async def _call_tool(
+        self, connection: Connection, request: ToolCallInput, attempt: Attempt, beat: Heartbeat, progress: _Progress
+    ) -> mcp_types.CallToolResult:
+        last = attempt.checkpoint
         client = connection.client
         idempotent = False
         try:
@@ -340,7 +350,7 @@ class MCPActivities:
 
     async def _connect(self, server: str) -> Connection:
         try:
-            return await self.connections.get(server)
+            return await self.connections.get(server, activity.info().workflow_id)
         except ConnectError as exc:
             raise activity_failure(exc, idempotent=False) from exc
 

@@ -57,12 +57,20 @@ class MCPPlugin(SimplePlugin):
             (:class:`~mcp_client.integrations.temporal.MCPWorkflowClient`); URLs, commands and credentials stay
             in the factories, on the worker.
         heartbeat_throttle: The longest a worker holds back a heartbeat after the first of an attempt (its
-            ``max_heartbeat_throttle_interval``, lowered to this unless set lower already). A task's id is the
-            second beat of its call: this bounds how long a crash can still lose it.
+            ``max_heartbeat_throttle_interval``, lowered to this unless set lower already), so that progress beats
+            reach Temporal promptly.
+        per_workflow: Give each workflow (by workflow id) a client of its own from the factory, started for its
+            activities and closed when none runs, instead of one client per server shared by every workflow of the
+            worker (its cache context, tool pins, retry budget and slots). For hosts whose workflows act for users
+            who must be kept apart; it costs a connection per workflow.
     """
 
     def __init__(
-        self, clients: Mapping[str, Callable[[], Client]], *, heartbeat_throttle: timedelta = timedelta(seconds=1)
+        self,
+        clients: Mapping[str, Callable[[], Client]],
+        *,
+        heartbeat_throttle: timedelta = timedelta(seconds=1),
+        per_workflow: bool = False,
     ) -> None:
         if heartbeat_throttle <= timedelta(0):
             raise ValueError(f"heartbeat_throttle must be positive, got {heartbeat_throttle}")
@@ -70,7 +78,7 @@ class MCPPlugin(SimplePlugin):
         for name in clients:
             if not isinstance(name, str) or not name or "/" in name:
                 raise ValueError(f"an MCP server name must be a non-empty string without '/', got {name!r}")
-        self.connections = Connections(clients)
+        self.connections = Connections(clients, per_workflow=per_workflow)
         activities = MCPActivities(self.connections)
         super().__init__(
             "mcp_client.MCPPlugin",
