@@ -28,6 +28,7 @@ failures and connections.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -63,6 +64,9 @@ ResultT = TypeVar("ResultT")
 Confirm = Callable[[Any], Awaitable[None]]
 """Records heartbeat details in Temporal and returns once the service acknowledged them."""
 
+_CONFIRM_WAIT = 30.0
+"""Seconds a checkpoint's confirmation may take (and never more than what is left of the call's maximum)."""
+
 _CANCEL_WAIT = 5.0
 """Seconds a cancelled activity waits for its call to end (its wire cancel is then under way in the background)."""
 
@@ -92,6 +96,10 @@ def _maximum_passed(maximum: float | None, *, method: str, ran: bool) -> MaxTime
     )
     error.may_have_run = ran
     return error
+
+
+def _confirm_within(policy: TimeoutPolicy) -> float:
+    return _CONFIRM_WAIT if policy.maximum is None else max(0.0, min(_CONFIRM_WAIT, policy.maximum))
 
 
 def _idempotent(client: Client, tool: str) -> bool:
@@ -264,14 +272,21 @@ class MCPActivities:
         try:
             # In Temporal before the request exists: a crash from here on leaves "written", however long the
             # payload codec awaits (a beat of activity.heartbeat would be encoded later, in the background).
-            await beat.confirm(Checkpoint("written"))
+            await beat.confirm(Checkpoint("written"), _confirm_within(policy))
         except Exception as exc:
-            raise CheckpointNotRecorded(
-                f"the call's checkpoint could not be recorded in Temporal ({type(exc).__name__}: {exc}); "
+            logger.warning(
+                "the checkpoint of a call to %r could not be recorded in Temporal", request.name, exc_info=True
+            )
+            raise CheckpointNotRecorded(  # (the codec's own text stays in the worker's log, out of history)
+                f"the call's checkpoint could not be recorded in Temporal ({type(exc).__name__}); "
                 "the request was not sent",
                 may_have_run=False,
                 method="tools/call",
             ) from exc
+        left = attempt.left(request.maximum)  # the confirmation's time counts too
+        if left is not None and left <= 0:
+            raise _maximum_passed(request.maximum, method="tools/call", ran=False)
+        policy = dataclasses.replace(policy, maximum=left)
         call = client.tool_call(request.name, request.arguments, timeout=policy, on_progress=beat.beat)
         async with anyio.create_task_group() as beats:
             beats.start_soon(beat.run)
@@ -302,7 +317,7 @@ class MCPActivities:
         """Confirm the task's reference in Temporal; if that fails the call goes on in this attempt, and a task
         left behind by it is cancelled rather than counted on the next attempt."""
         try:
-            await beat.confirm(Checkpoint("task", reference.to_dict()))
+            await beat.confirm(Checkpoint("task", reference.to_dict()), _CONFIRM_WAIT)
         except Exception:
             logger.warning("the reference of task %s could not be recorded in Temporal", reference.task_id)
         else:
@@ -314,7 +329,7 @@ class MCPActivities:
         written = beat.checkpoint is not None and beat.checkpoint.phase == "written"
         if written and may_have_run(error) is Ran.NO:
             try:
-                await beat.confirm(Checkpoint("unsent"))
+                await beat.confirm(Checkpoint("unsent"), _CONFIRM_WAIT)
             except Exception:
                 logger.warning("a call that never left could not withdraw its checkpoint; it counts as sent")
         if progress.task is not None and not progress.resumable:

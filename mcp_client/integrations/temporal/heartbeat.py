@@ -54,12 +54,14 @@ class Heartbeat:
         self.checkpoint = checkpoint
         self.beat()
 
-    async def confirm(self, checkpoint: Checkpoint) -> None:
+    async def confirm(self, checkpoint: Checkpoint, within: float | None = None) -> None:
         """Make ``checkpoint`` what every beat carries, and return only once Temporal has recorded it (encoded by
-        the client's codec, however long that awaits). Raises whatever the encoding or the round trip raised."""
+        the client's codec, however long that awaits). Raises whatever the encoding or the round trip raised, or
+        ``TimeoutError`` after ``within`` seconds (a codec or a service that does not answer)."""
         self.record(checkpoint)
         if self._confirm is not None:
-            await self._confirm(checkpoint.to_details())
+            with anyio.fail_after(within):
+                await self._confirm(checkpoint.to_details())
 
     def beat(self, *_: Any) -> None:
         """Beat now (also a progress callback, hence the ignored arguments)."""
