@@ -227,10 +227,17 @@ async def test_a_checkpoint_that_cannot_be_recorded_sends_nothing_and_is_retried
 
 async def test_a_codec_that_never_answers_costs_the_calls_maximum_and_sends_nothing() -> None:
     peer = ScriptedPeer(era="modern", tasks=True)
-    stuck = Confirmed(peer, delay=3600)
+    confirmed = Confirmed(peer)
+
+    async def stuck(details: Any) -> None:
+        if details == {"phase": "written"}:
+            await anyio.sleep_forever()
+        await confirmed(details)  # the withdrawal gets through
+
     failure = await _fail(_activities(peer, stuck), _environment(), "call_tool", ToolCallInput("echo", {}, 10, 0.3))
     assert (failure.type, failure.details[0]["may_have_run"]) == ("CheckpointNotRecorded", "no")
     assert _received(peer, "tools/call") == 0
+    assert confirmed.last == [{"phase": "unsent"}]
 
 
 async def test_a_call_that_never_left_withdraws_written_and_the_next_attempt_sends_it() -> None:

@@ -329,7 +329,7 @@ class MCPActivities:
         written = beat.checkpoint is not None and beat.checkpoint.phase == "written"
         if written and may_have_run(error) is Ran.NO:
             try:
-                await beat.confirm(Checkpoint("unsent"), _CONFIRM_WAIT)
+                await beat.confirm(Checkpoint("unsent"), _CANCEL_WAIT)
             except Exception:
                 logger.warning("a call that never left could not withdraw its checkpoint; it counts as sent")
         if progress.task is not None and not progress.resumable:
