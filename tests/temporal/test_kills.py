@@ -146,7 +146,9 @@ async def _wave(
     tags = {kind: f"{point}-{uuid.uuid4().hex[:10]}" for kind in KINDS}
     handles = {
         kind: await start(
-            temporal, workers, ToolCall(server, tool, {"seconds": SECONDS, "tag": tags[kind]}, heartbeat_timeout=1)
+            temporal,
+            workers,
+            ToolCall(server, tool, {"seconds": SECONDS, "tag": tags[kind]}, heartbeat_timeout=1, retry_after=0.2),
         )
         for kind, (server, tool) in KINDS.items()
     }

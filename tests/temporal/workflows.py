@@ -12,6 +12,7 @@ from typing import Any
 
 import mcp_types
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 
 # No imports_passed_through(): the plugin's sandbox passthrough alone must let the workflow side in.
 from mcp_client import TimeoutPolicy
@@ -28,6 +29,8 @@ class ToolCall:
     heartbeat_timeout: float = 2.0
     idle: float | None = 20.0
     maximum: float = 60.0
+    retry_after: float | None = None
+    """Temporal's first retry interval (None: Temporal's default, 1 s)."""
 
 
 @workflow.defn
@@ -36,7 +39,10 @@ class CallToolWorkflow:
 
     @workflow.run
     async def run(self, call: ToolCall) -> str:
-        server = MCPWorkflowClient(call.server, heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout))
+        retry = RetryPolicy(initial_interval=timedelta(seconds=call.retry_after)) if call.retry_after else None
+        server = MCPWorkflowClient(
+            call.server, heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout), retry_policy=retry
+        )
         result = await server.call_tool(
             call.tool, call.arguments, timeout=TimeoutPolicy(idle=call.idle, maximum=call.maximum)
         )
