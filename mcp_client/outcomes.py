@@ -124,7 +124,7 @@ def _what_happened(error: ErrorFacts, subject: str) -> str:
     timeout: float | None = getattr(error, "timeout", None)
     if outcome == "maximum":
         limit = f" of {timeout:g} s" if timeout is not None else ""
-        if not error.request_ids:  # (it waited in line for a slot, or for the connection, and never left)
+        if not error.request_ids and error.may_have_run is not True:  # (it waited for a slot or the connection)
             return f"{subject} was never sent: its time limit{limit} passed while it waited to be sent."
         return f"{subject} did not finish within its time limit{limit}{attempts}."
     if outcome == "timeout":

@@ -6,7 +6,8 @@
   (``servers/tasks_server.py``, in the peer venv the interop tests build) over Streamable HTTP; they outlive every
   worker. Both append to ``events_path``.
 * ``workers``: ``worker.py`` processes shared by the session (``workers.ensure(n)`` tops them up), SIGKILLed at the
-  end; ``their_workers``: temporalio-mcp 0.2.0 workers, for the side-by-side.
+  end; ``their_workers``: temporalio-mcp 0.2.0 workers, for the side-by-side. (The kill tests have pools of their
+  own, with payload codecs: ``test_kills.py``.)
 """
 
 from __future__ import annotations
@@ -137,18 +138,30 @@ class Workers:
 
     ``command`` is the worker script and what precedes the task queue; what follows it is ``arguments``."""
 
-    def __init__(self, command: list[str], address: str, arguments: list[str]) -> None:
+    def __init__(
+        self, command: list[str], address: str, arguments: list[str], env: dict[str, str] | None = None
+    ) -> None:
         self.task_queue = f"mcp-{uuid.uuid4().hex[:8]}"
         self._command = [*command, address, self.task_queue, *arguments]
+        self._env = env
         self._processes: list[subprocess.Popen[str]] = []
+        self._waiting: list[subprocess.Popen[str]] = []
 
-    def start(self, count: int = 1) -> list[subprocess.Popen[str]]:
-        """Start ``count`` workers side by side; return them once each polls."""
+    def start(self, count: int = 1, *, wait: bool = True) -> list[subprocess.Popen[str]]:
+        """Start ``count`` workers side by side; return them once each polls (``wait=False``: at once; the next
+        ``ensure`` waits for them)."""
         started = [
-            subprocess.Popen(self._command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(self._command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self._env)
             for _ in range(count)
         ]
         self._processes.extend(started)
+        self._waiting.extend(started)
+        if wait:
+            self._wait_ready()
+        return started
+
+    def _wait_ready(self) -> None:
+        started, self._waiting = self._waiting, []
         for process in started:
             assert process.stdout is not None
             line = process.stdout.readline()  # bounded: the process prints "ready" or exits
@@ -156,10 +169,10 @@ class Workers:
                 process.kill()
                 _, stderr = process.communicate(timeout=10)
                 pytest.fail(f"the worker did not start: {stderr[-3000:]}")
-        return started
 
     def ensure(self, count: int) -> None:
         """At least ``count`` live workers: start what is missing."""
+        self._wait_ready()
         missing = count - sum(1 for process in self._processes if process.poll() is None)
         if missing > 0:
             self.start(missing)
@@ -186,11 +199,11 @@ class Workers:
 @pytest.fixture(scope="session")
 def workers(temporal_address: str, plain_url: str, tasks_url: str) -> Iterator[Workers]:
     """Workers of ours (``worker.py``, ``MCPPlugin``) over both MCP servers, shared by the tests on one task queue
-    (tags keep the tests apart): five start side by side at once, since starting one costs seconds; a test that
+    (tags keep the tests apart): two start side by side at once, since starting one costs seconds; a test that
     kills one calls ``ensure`` first so that another stands by."""
     pool = Workers([sys.executable, str(HERE / "worker.py")], temporal_address, [plain_url, tasks_url])
     try:
-        pool.start(5)
+        pool.start(2)
         yield pool
     finally:
         pool.stop_all()

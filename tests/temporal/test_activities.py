@@ -55,15 +55,24 @@ def _environment(*, details: list[Any] | None = None, attempt: int = 1) -> Activ
     env.info = dataclasses.replace(
         env.info,
         scheduled_time=datetime.now(UTC),
+        started_time=datetime.now(UTC),
         heartbeat_details=details or [],
         attempt=attempt,
         heartbeat_timeout=timedelta(seconds=30),
+        schedule_to_close_timeout=None,
     )
     return env
 
 
-def _activities(peer: ScriptedPeer, **options: Any) -> MCPActivities:
-    return MCPActivities(Connections({"peer": lambda: Client(memory(peer.serve), timeout=POLICY, **options)}))
+async def _confirmed(details: Any) -> None:
+    """The acknowledged heartbeat, as the worker's client gives it: a round trip that awaits (as a codec may)."""
+    await anyio.sleep(0.01)
+
+
+def _activities(peer: ScriptedPeer, confirm: Any = _confirmed, **options: Any) -> MCPActivities:
+    return MCPActivities(
+        Connections({"peer": lambda: Client(memory(peer.serve), timeout=POLICY, **options)}), confirm=confirm
+    )
 
 
 async def _run(activities: MCPActivities, env: ActivityEnvironment, request: ToolCallInput) -> Any:
@@ -150,8 +159,13 @@ async def test_a_cancelled_task_call_is_cancelled_on_the_server_only_when_the_wo
     peer = ScriptedPeer(era="modern", tasks=True)
     env = _environment()
     made = anyio.Event()
-    env.on_heartbeat = lambda *beat: made.set() if beat and beat[0]["phase"] == "task" else None
-    activities = _activities(peer)
+
+    async def confirm(details: Any) -> None:
+        await _confirmed(details)
+        if details["phase"] == "task":
+            made.set()  # the reference is in Temporal: the next attempt can resume the task
+
+    activities = _activities(peer, confirm=confirm)
 
     async def cancel_when_made() -> None:
         await made.wait()
@@ -176,7 +190,7 @@ async def test_a_server_that_cannot_be_reached_is_retryable_and_the_next_activit
         built.append(Client(transport, timeout=TimeoutPolicy(connect=5), retry=None))
         return built[-1]
 
-    activities = MCPActivities(Connections({"peer": factory}))
+    activities = MCPActivities(Connections({"peer": factory}), confirm=_confirmed)
     request = ToolCallInput("echo", {"text": "back"})
     async with activities.connections.running():
         with pytest.raises(ApplicationError) as caught:

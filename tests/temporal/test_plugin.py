@@ -40,7 +40,10 @@ def test_the_worker_gets_the_activities_a_bounded_throttle_and_the_passthrough()
     assert configured["max_heartbeat_throttle_interval"] == timedelta(seconds=1)
     runner = configured["workflow_runner"]
     assert isinstance(runner, SandboxedWorkflowRunner)
-    assert {"mcp_client", "mcp_types"} <= set(runner.restrictions.passthrough_modules)
+    passed = set(runner.restrictions.passthrough_modules)
+    assert {"mcp_types", "mcp_client.integrations.temporal.workflow", "mcp_client.policy"} <= passed
+    # Only what workflows import: not the whole package (its client and transports), not anyio.
+    assert not {"mcp_client", "anyio", "mcp_client.integrations", "mcp_client.integrations.temporal"} & passed
 
 
 def test_a_lower_throttle_of_the_worker_is_kept() -> None:

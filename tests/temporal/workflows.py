@@ -1,6 +1,7 @@
 """The workflow the Temporal tests run: one MCP tool call through ``MCPWorkflowClient``, its text returned.
 
-Imported by the tests (to start it) and by ``worker.py`` (to run it); sandbox-safe.
+Imported by the tests (to start it) and by ``worker.py`` (to run it); sandbox-safe, and it imports the workflow side
+as a host's workflow file would without ``imports_passed_through``: what the plugin lets through is what it needs.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import mcp_types
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 
-with workflow.unsafe.imports_passed_through():
-    import mcp_types
-
-    from mcp_client import TimeoutPolicy
-    from mcp_client.integrations.temporal import MCPWorkflowClient
+# No imports_passed_through(): the plugin's sandbox passthrough alone must let the workflow side in.
+from mcp_client import TimeoutPolicy
+from mcp_client.integrations.temporal import MCPWorkflowClient
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class ToolCall:
     heartbeat_timeout: float = 2.0
     idle: float | None = 20.0
     maximum: float = 60.0
+    retry_after: float | None = None
+    """Temporal's first retry interval (None: Temporal's default, 1 s)."""
 
 
 @workflow.defn
@@ -36,7 +39,10 @@ class CallToolWorkflow:
 
     @workflow.run
     async def run(self, call: ToolCall) -> str:
-        server = MCPWorkflowClient(call.server, heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout))
+        retry = RetryPolicy(initial_interval=timedelta(seconds=call.retry_after)) if call.retry_after else None
+        server = MCPWorkflowClient(
+            call.server, heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout), retry_policy=retry
+        )
         result = await server.call_tool(
             call.tool, call.arguments, timeout=TimeoutPolicy(idle=call.idle, maximum=call.maximum)
         )

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING
 from mcp_client._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from mcp_client.integrations.temporal.failures import WorkerLost as WorkerLost
+    from mcp_client.integrations.temporal.failures import (
+        CheckpointNotRecorded as CheckpointNotRecorded,
+        WorkerLost as WorkerLost,
+    )
     from mcp_client.integrations.temporal.plugin import MCPPlugin as MCPPlugin
     from mcp_client.integrations.temporal.wire import Checkpoint as Checkpoint, activity_name as activity_name
     from mcp_client.integrations.temporal.workflow import MCPWorkflowClient as MCPWorkflowClient

@@ -1,7 +1,11 @@
-"""The worker's connections: one :class:`~mcp_client.Client` per server name per worker process.
+"""The worker's connections: one :class:`~mcp_client.Client` per server name per worker process (or, with
+``per_workflow``, per server name per workflow).
 
 A client is started on first use, shared by every activity of the worker, started again after it failed (a
-connection error, or a transport failure that may have left it broken), and closed when the worker shuts down.
+connection error, or a transport failure that may have left it broken), and closed when the worker shuts down. A
+shared client shares its cache context, tool pins, retry budget and slots across every workflow the worker runs;
+with ``per_workflow`` each workflow id gets a client of its own from the factory, closed once none of that
+workflow's activities uses it.
 Each client is entered and closed by a keeper task of its own in the worker's task group (an anyio cancel scope
 belongs to the task that entered it, so an activity's task could not own it). The tools a server lists are learnt
 once per connection: their annotations say which are safe to repeat.
@@ -36,8 +40,12 @@ class Connection:
 
     server: str
     client: Client
+    owner: str | None = None
+    """The workflow id it serves alone (``per_workflow``), or None: every workflow of the worker."""
     closed: anyio.Event = field(default_factory=anyio.Event)
     stop: anyio.Event = field(default_factory=anyio.Event)
+    users: int = 0
+    """Activities using it now."""
     _tools: dict[str, mcp_types.Tool] | None = None
 
     async def tool(self, name: str) -> mcp_types.Tool | None:
@@ -50,9 +58,10 @@ class Connection:
 class Connections:
     """The worker's clients by server name, built by the plugin's factories."""
 
-    def __init__(self, factories: Mapping[str, Callable[[], Client]]) -> None:
+    def __init__(self, factories: Mapping[str, Callable[[], Client]], *, per_workflow: bool = False) -> None:
         self.factories = dict(factories)
-        self._live: dict[str, Connection] = {}
+        self.per_workflow = per_workflow
+        self._live: dict[tuple[str, str | None], Connection] = {}
         self._locks = {name: anyio.Lock() for name in self.factories}
         self._task_group: anyio.abc.TaskGroup | None = None
 
@@ -81,34 +90,48 @@ class Connections:
         if failure is not None:
             raise failure
 
-    async def get(self, server: str) -> Connection:
-        """The live connection to ``server``, started now if there is none."""
+    async def get(self, server: str, workflow_id: str | None = None) -> Connection:
+        """The live connection to ``server`` (for ``workflow_id`` alone with ``per_workflow``), started now if there
+        is none. Pair it with :meth:`release` when the activity ends."""
         if server not in self.factories:
             raise KeyError(f"no MCP server named {server!r} on this worker (known: {', '.join(self.factories)})")
+        key = (server, workflow_id if self.per_workflow else None)
         async with self._locks[server]:
-            connection = self._live.get(server)
-            if connection is not None and not connection.stop.is_set():
-                return connection
-            if self._task_group is None:
-                raise RuntimeError("the MCP plugin's worker is not running: its connections start with the worker")
-            started: Connection = await self._task_group.start(self._keep, server)
-            return started
+            connection = self._live.get(key)
+            if connection is None or connection.stop.is_set():
+                if self._task_group is None:
+                    raise RuntimeError("the MCP plugin's worker is not running: its connections start with it")
+                connection = await self._task_group.start(self._keep, key)
+            connection.users += 1
+            return connection
+
+    def live(self) -> list[Connection]:
+        """The connections started and not stopped."""
+        return [connection for connection in self._live.values() if not connection.stop.is_set()]
+
+    def release(self, connection: Connection) -> None:
+        """An activity is done with ``connection``; a workflow's own client closes when none uses it."""
+        connection.users -= 1
+        if connection.owner is not None and connection.users <= 0:
+            self.discard(connection)
 
     def discard(self, connection: Connection) -> None:
         """Close ``connection`` in the background; the next :meth:`get` starts a new one."""
         connection.stop.set()
-        if self._live.get(connection.server) is connection:
-            del self._live[connection.server]
+        key = (connection.server, connection.owner)
+        if self._live.get(key) is connection:
+            del self._live[key]
 
-    async def _keep(self, server: str, *, task_status: anyio.abc.TaskStatus[Connection]) -> None:
+    async def _keep(self, key: tuple[str, str | None], *, task_status: anyio.abc.TaskStatus[Connection]) -> None:
+        server, owner = key
         client = self.factories[server]()
         if not isinstance(client, Client):
             raise TypeError(f"the factory of {server!r} must return an mcp_client.Client, got {type(client).__name__}")
-        connection = Connection(server, client)
+        connection = Connection(server, client, owner)
         started = False
         try:
             async with client:
-                self._live[server] = connection
+                self._live[key] = connection
                 task_status.started(connection)
                 started = True
                 await connection.stop.wait()
@@ -118,6 +141,6 @@ class Connections:
             # A client that failed while in use ends here, not in the worker's task group; the next use starts anew.
             logger.warning("the connection to MCP server %r failed; it starts again on next use", server, exc_info=True)
         finally:
-            if self._live.get(server) is connection:
-                del self._live[server]
+            if self._live.get(key) is connection:
+                del self._live[key]
             connection.closed.set()

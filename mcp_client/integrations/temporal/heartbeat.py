@@ -4,18 +4,18 @@ Temporal notices a dead worker when heartbeats stop for ``heartbeat_timeout``. T
 progress notification and at least every third of the timeout. Each beat carries the latest
 :class:`~mcp_client.integrations.temporal.wire.Checkpoint`, since a heartbeat replaces the details of the last one.
 
-Temporal sends only the first heartbeat of an attempt at once; later ones are held back by the worker's throttle
-(0.8 x the timeout, at most the worker's ``max_heartbeat_throttle_interval``, which the plugin lowers to 1 s) and
-sent as one. The checkpoint that must survive a crash is therefore the *first* beat: ``written``, recorded before
-the request leaves, since a crash after that must never lead to a second run. A task's reference comes second, and
-reaches Temporal within the throttle interval (see docs/temporal.md, "The remaining window").
+A beat of ``activity.heartbeat`` is fire and forget: the SDK encodes it in a task of its own (through the payload
+codec, which may await a key service) and the worker's throttle may hold it back. A checkpoint that must be in
+Temporal before the next step (``written`` before the request leaves, a task's reference before the call relies on
+the next attempt to resume it) is therefore :meth:`Heartbeat.confirm`-ed: sent through the worker's client as well,
+awaited until the service acknowledged it (see docs/temporal.md, "No window").
 
 Uses anyio for the periodic beat; the send function is Temporal's ``activity.heartbeat``, passed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -29,14 +29,22 @@ class Heartbeat:
     """Beats for one activity attempt.
 
     Args:
-        send: Temporal's ``activity.heartbeat``.
+        send: Temporal's ``activity.heartbeat`` (fire and forget: encoded and sent later, in the background).
         timeout: The activity's heartbeat timeout in seconds (None: Temporal does not watch beats; the checkpoint
             is still sent, once per change).
+        confirm: Records details in Temporal and returns once the service has them (a heartbeat through the
+            worker's client, its payload codec included); :meth:`confirm` uses it.
     """
 
-    def __init__(self, send: Callable[..., None], timeout: float | None) -> None:
+    def __init__(
+        self,
+        send: Callable[..., None],
+        timeout: float | None,
+        confirm: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> None:
         self._send = send
         self._timeout = timeout
+        self._confirm = confirm
         self.checkpoint: Checkpoint | None = None
         self.beats = 0
         """How many beats were handed to Temporal (for tests and logs)."""
@@ -45,6 +53,15 @@ class Heartbeat:
         """Make ``checkpoint`` what every beat carries from now on, and beat at once."""
         self.checkpoint = checkpoint
         self.beat()
+
+    async def confirm(self, checkpoint: Checkpoint, within: float | None = None) -> None:
+        """Make ``checkpoint`` what every beat carries, and return only once Temporal has recorded it (encoded by
+        the client's codec, however long that awaits). Raises whatever the encoding or the round trip raised, or
+        ``TimeoutError`` after ``within`` seconds (a codec or a service that does not answer)."""
+        self.record(checkpoint)
+        if self._confirm is not None:
+            with anyio.fail_after(within):
+                await self._confirm(checkpoint.to_details())
 
     def beat(self, *_: Any) -> None:
         """Beat now (also a progress callback, hence the ignored arguments)."""

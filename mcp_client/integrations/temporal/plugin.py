@@ -2,9 +2,9 @@
 
 It adds the MCP activities of every named server to each worker built from the client, opens the worker's
 connections with the worker and closes them at its shutdown (``run_context``), installs the pydantic payload
-converter so results travel as the SDK's ``mcp_types`` models, and lets ``mcp_client`` and ``mcp_types`` through
-the workflow sandbox. Touches ``temporalio.plugin``/``converter``/``worker``, the configuration loader and this
-package's activities and connections.
+converter so results travel as the SDK's ``mcp_types`` models, and lets what workflows import (the workflow side's
+modules, the policies, ``mcp_types``) through the workflow sandbox. Touches ``temporalio.plugin``/``converter``/
+``worker``, the configuration loader and this package's activities and connections.
 """
 
 from __future__ import annotations
@@ -28,7 +28,19 @@ from mcp_client.integrations.temporal.connections import Connections
 
 __all__ = ["MCPPlugin"]
 
-_PASSED_THROUGH = ("mcp_client", "mcp_types", "pydantic", "anyio")
+_PASSED_THROUGH = (
+    "mcp_types",
+    "pydantic",
+    "mcp_client._lazy",
+    "mcp_client._moved",
+    "mcp_client._version",
+    "mcp_client.policy",
+    "mcp_client.integrations.temporal.wire",
+    "mcp_client.integrations.temporal.workflow",
+)
+"""What a workflow imports to build an ``MCPWorkflowClient`` and its policies, and nothing else: the client, its
+transports and anyio are not let through (a workflow never runs them). ``mcp_client`` itself and the packages on the
+way are re-imported inside the sandbox; they only load names lazily, and ``_moved``'s finder is installed once."""
 
 
 class MCPPlugin(SimplePlugin):
@@ -45,12 +57,20 @@ class MCPPlugin(SimplePlugin):
             (:class:`~mcp_client.integrations.temporal.MCPWorkflowClient`); URLs, commands and credentials stay
             in the factories, on the worker.
         heartbeat_throttle: The longest a worker holds back a heartbeat after the first of an attempt (its
-            ``max_heartbeat_throttle_interval``, lowered to this unless set lower already). A task's id is the
-            second beat of its call: this bounds how long a crash can still lose it.
+            ``max_heartbeat_throttle_interval``, lowered to this unless set lower already), so that progress beats
+            reach Temporal promptly.
+        per_workflow: Give each workflow (by workflow id) a client of its own from the factory, started for its
+            activities and closed when none runs, instead of one client per server shared by every workflow of the
+            worker (its cache context, tool pins, retry budget and slots). For hosts whose workflows act for users
+            who must be kept apart; it costs a connection per workflow.
     """
 
     def __init__(
-        self, clients: Mapping[str, Callable[[], Client]], *, heartbeat_throttle: timedelta = timedelta(seconds=1)
+        self,
+        clients: Mapping[str, Callable[[], Client]],
+        *,
+        heartbeat_throttle: timedelta = timedelta(seconds=1),
+        per_workflow: bool = False,
     ) -> None:
         if heartbeat_throttle <= timedelta(0):
             raise ValueError(f"heartbeat_throttle must be positive, got {heartbeat_throttle}")
@@ -58,7 +78,7 @@ class MCPPlugin(SimplePlugin):
         for name in clients:
             if not isinstance(name, str) or not name or "/" in name:
                 raise ValueError(f"an MCP server name must be a non-empty string without '/', got {name!r}")
-        self.connections = Connections(clients)
+        self.connections = Connections(clients, per_workflow=per_workflow)
         activities = MCPActivities(self.connections)
         super().__init__(
             "mcp_client.MCPPlugin",
@@ -102,7 +122,7 @@ def _with_pydantic(existing: DataConverter | None) -> DataConverter:
 
 
 def _with_passthrough(runner: WorkflowRunner | None) -> WorkflowRunner:
-    """Let the SDK's modules through the sandbox: a workflow that builds an MCPWorkflowClient imports them."""
+    """Let the workflow side's modules through the sandbox: a workflow that builds an MCPWorkflowClient imports them."""
     if runner is None:
         raise ValueError("the MCP plugin needs the worker's workflow runner")
     if isinstance(runner, SandboxedWorkflowRunner):

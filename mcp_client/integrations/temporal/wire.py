@@ -7,7 +7,8 @@ plugin registered it under; URLs, commands and credentials stay on the worker an
 
 The checkpoint is what a heartbeat carries and what the next attempt of an activity reads back from
 ``activity.info().heartbeat_details``: ``written`` (the request of a plain call may have reached the server) or
-``task`` (the server made a task; its :class:`~mcp_client.protocol.tasks.TaskReference` as a JSON object).
+``task`` (the server made a task; its :class:`~mcp_client.protocol.tasks.TaskReference` as a JSON object), or
+``unsent`` (a ``written`` withdrawn: the request surely never reached the server, so the next attempt may send it).
 """
 
 from __future__ import annotations
@@ -63,11 +64,11 @@ class Checkpoint:
 
     Attributes:
         phase: ``"written"``: the request may have reached the server (a plain call); ``"task"``: the server made
-            the task in ``task``.
+            the task in ``task``; ``"unsent"``: an earlier ``written`` withdrawn, the request surely never left.
         task: The task's :meth:`TaskReference.to_dict() <mcp_client.protocol.tasks.TaskReference.to_dict>`.
     """
 
-    phase: Literal["written", "task"]
+    phase: Literal["written", "task", "unsent"]
     task: dict[str, Any] | None = None
 
     def to_details(self) -> dict[str, Any]:
@@ -76,8 +77,8 @@ class Checkpoint:
 
     @classmethod
     def from_details(cls, details: Any) -> Checkpoint | None:
-        """The checkpoint of the last attempt's heartbeat details, or None when it recorded none (or one this
-        version cannot read, which is then taken as no checkpoint only if it has no phase at all)."""
+        """The checkpoint of the last attempt's heartbeat details, or None when it recorded none or withdrew it
+        (one this version cannot read is taken as no checkpoint only if it has no phase at all)."""
         if not details:
             return None
         first = details[0]
@@ -87,5 +88,7 @@ class Checkpoint:
         task = first.get("task")
         if phase == "task" and isinstance(task, dict):
             return cls("task", task)
+        if phase == "unsent":
+            return None  # the last attempt withdrew its "written": nothing reached the server
         # Anything else that names a phase counts as "written": when in doubt, the call may have run.
         return cls("written")
