@@ -17,6 +17,7 @@ import httpx2
 
 from mcp_client._httpx import as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url
+from mcp_client._typed import building_http_client
 from mcp_client.errors import MCPClientError
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
@@ -61,7 +62,8 @@ class SseTransport(Transport):
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
         owned = self.client is None
-        client = as_httpx2(self.client) if self.client is not None else _new_client()
+        with building_http_client(self.description):
+            client = as_httpx2(self.client) if self.client is not None else _new_client()
         pause_clocks_while_signing_in(self.auth, handler)
         failure: MCPClientError | None = None
         try:
