@@ -58,7 +58,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mcp_client.outcomes import for_model
+from mcp_client.outcomes import for_model, visible
 
 if TYPE_CHECKING:
     import mcp_types
@@ -341,6 +341,7 @@ class ServerError(MCPClientError):
         message = error.get("message")
         if not isinstance(message, str):
             message = "server error without a message"
+        message = visible(message)  # (the server's text: a host prints it, logs it, hands it to a model)
         error_class = cls.codes.get(code, ServerError)
         return error_class(message, code=code, data=error.get("data"), **context)
 
