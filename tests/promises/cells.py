@@ -27,7 +27,6 @@ from mcp_client import (
     Call,
     Client,
     ClientGroup,
-    MCPClientError,
     RestartPolicy,
     TimeoutPolicy,
     Transport,
@@ -74,6 +73,7 @@ class Fault:
     fake_policy: TimeoutPolicy
     real_policy: TimeoutPolicy
     cancel_on_arrival: bool = False
+    close_on_arrival: bool = False
 
 
 _FAKE = TimeoutPolicy(idle=5, maximum=10, connect=30)
@@ -98,6 +98,7 @@ FAULT_SPECS: dict[str, Fault] = {
         TimeoutPolicy(idle=2, maximum=0.8, connect=30),
     ),
     "cancel": Fault("silent", {}, {"seconds": 1000}, _FAKE, _REAL, cancel_on_arrival=True),
+    "close": Fault("silent", {}, {"seconds": 1000}, _FAKE, _REAL, close_on_arrival=True),
     "server_death": Fault("die", {"after": 0}, None, _FAKE, _REAL),
     "hostile_text": Fault("fail", {"code": -32603, "message": HOSTILE_MESSAGE}, None, _FAKE, _REAL),
     "oversized": Fault("huge", {"size": OVERSIZED}, {"seconds": 0.1, "text": "x" * OVERSIZED}, _FAKE, _REAL),
@@ -189,6 +190,8 @@ class Seen:
     ended_at: float | None = None
     """When the call ended, where the caller goes on to wait for something else before it returns."""
     """Set once a task is being picked up (task_result, resume): the caller's cancel waits for it."""
+    close: Callable[[], Awaitable[None]] | None = None
+    """How the host closes what the entry opened (the client, the group, the blocking client) while a call runs."""
     exit_code: int | None = None
     elapsed: float = 0.0
     arrived: int = 0
@@ -212,6 +215,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
     adapter calls under it); its open and close are not timed."""
     if entry in ("call_tool", "supervisor", "task"):
         async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
                 try:
@@ -222,6 +226,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
             yield call
     elif entry == "tool_call":
         async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
                 try:
@@ -233,6 +238,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
             yield call
     elif entry == "task_result":
         async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
                 async with client.tool_call(tool, arguments, timeout=_REAL) as handle:
@@ -251,6 +257,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
             yield call
     elif entry == "resume":
         async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
                 async with client.tool_call(tool, arguments, timeout=_REAL) as handle:
@@ -267,12 +274,15 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
             yield call
     elif entry == "group":
         async with ClientGroup({"matrix": the_world.transport()}, timeout=policy, **TOOL_HINTS_OFF) as group:
+            seen.close = group.aclose
+
+            member = group["matrix"]
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
                 try:
                     await group.call_tool(f"matrix/{tool}", arguments, timeout=policy)
                 finally:
-                    seen.slots_in_flight = _in_flight(group["matrix"])
+                    seen.slots_in_flight = _in_flight(member)
 
             yield call
     elif entry == "sync":
@@ -284,11 +294,17 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
                 await anyio.to_thread.run_sync(lambda: blocking.call_tool(tool, dict(arguments), timeout=policy))
 
+            async def close() -> None:
+                await anyio.to_thread.run_sync(blocking.close)
+
+            seen.close = close
+
             yield call
         finally:
             await anyio.to_thread.run_sync(blocking.close)
     elif entry in ("langchain", "openai_agents", "pydantic_ai"):
         async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
             with _spied_error_text(entry, seen):
                 yield await _adapter_caller(entry, client)
             seen.slots_in_flight = _in_flight(client)
@@ -450,29 +466,53 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
     seen = Seen()
     key = f"tools/call {tool}"
     async with world(transport, tmp_path, fake_clock=fake_clock, restart=entry == "supervisor") as the_world:
-        async with entry_point(entry, the_world, seen, policy) as call:
+        picks_up = entry in ("task_result", "resume")
+
+        async def once_arrived() -> None:
+            """Until the server has the call (a pick-up: its first poll is under way too)."""
+            while the_world.arrivals()[key] == 0 or (picks_up and not seen.resuming):
+                await anyio.sleep(0.01)
+            if picks_up:
+                await anyio.sleep(0.2)
+
+        async def calling() -> None:
+            try:
+                await call(tool, arguments, policy, seen)
+            except Exception as error:  # (judged by the test: anything but an MCPClientError is a broken promise)
+                seen.error = error
+
+        # (the outer task group is entered before the client: a call may outlive the client's close)
+        async with anyio.create_task_group() as outer, entry_point(entry, the_world, seen, policy) as call:
             started = anyio.current_time()
-            async with anyio.create_task_group() as watchers:
-                with anyio.CancelScope() as scope:
-                    if fault.cancel_on_arrival:
+            if fault.close_on_arrival:
+                assert seen.close is not None
+                done = anyio.Event()
 
-                        async def cancel_once_arrived() -> None:
-                            picks_up = entry in ("task_result", "resume")
-                            while the_world.arrivals()[key] == 0 or (picks_up and not seen.resuming):
-                                await anyio.sleep(0.01)
-                            if picks_up:
-                                await anyio.sleep(0.2)  # (the pick-up's first poll is under way)
-                            scope.cancel()
-
-                        watchers.start_soon(cancel_once_arrived)
+                async def call_then_done() -> None:
                     try:
-                        await call(tool, arguments, policy, seen)
-                    except MCPClientError as error:
-                        seen.error = error
-                    except Exception as error:  # (judged by the test: anything else is a broken promise)
-                        seen.error = error
-                seen.cancelled_by_caller = scope.cancelled_caught
-                watchers.cancel_scope.cancel()
+                        await calling()
+                    finally:
+                        seen.ended_at = seen.ended_at or anyio.current_time()
+                        done.set()
+
+                outer.start_soon(call_then_done)
+                await once_arrived()
+                await seen.close()
+                with anyio.fail_after(bound(fault_name, fake_clock=fake_clock)):
+                    await done.wait()
+            else:
+                async with anyio.create_task_group() as watchers:
+                    with anyio.CancelScope() as scope:
+                        if fault.cancel_on_arrival:
+
+                            async def cancel_once_arrived() -> None:
+                                await once_arrived()
+                                scope.cancel()
+
+                            watchers.start_soon(cancel_once_arrived)
+                        await calling()
+                    seen.cancelled_by_caller = scope.cancelled_caught
+                    watchers.cancel_scope.cancel()
             seen.elapsed = (seen.ended_at if seen.ended_at is not None else anyio.current_time()) - started
         seen.arrived = the_world.arrivals()[key]
     return seen
