@@ -4,17 +4,32 @@ Work done for a call often runs inside task groups (a heartbeat beside the call,
 transport's writer), and a task group raises an :class:`ExceptionGroup` around whatever failed in it. A caller of the
 package must see the one typed error, never the group: :func:`sole_error` finds it, and :func:`typed` is the
 boundary every public entry point (and every wrapper: the facade, the adapters, the durable activities) passes its
-failures through. Imports only :mod:`mcp_client.errors`.
+failures through; :func:`typed_methods` puts every public coroutine method of a class behind it.
+
+An environment the HTTP library cannot build a client in (a SOCKS proxy without ``socksio``: ``ImportError``; a proxy
+of an unknown scheme: ``ValueError``) is a failure to connect: :func:`building_http_client` is where each transport
+makes its client. Imports only :mod:`mcp_client.errors`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import inspect
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
 
-from mcp_client.errors import MCPClientError
+from mcp_client.errors import ConnectError, MCPClientError
 
-__all__ = ["sole_error", "typed"]
+__all__ = ["building_http_client", "sole_error", "typed", "typed_coroutine", "typed_methods"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+
+_TYPED = "__mcp_client_typed__"
+"""Set on a wrapper made here, so that a method is never wrapped twice."""
+_DUNDERS = frozenset({"__aenter__", "__aexit__"})
 
 
 def sole_error(error: BaseException) -> BaseException:
@@ -52,3 +67,45 @@ def typed() -> Iterator[None]:
         if sole is group:
             raise
         raise sole from group
+
+
+def typed_coroutine(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """``func`` with its failures passed through :func:`typed` (its name, signature and docstring kept)."""
+    if getattr(func, _TYPED, False):
+        return func
+
+    @functools.wraps(func)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        with typed():
+            return await func(*args, **kwargs)
+
+    setattr(wrapper, _TYPED, True)
+    return wrapper
+
+
+def typed_methods(cls: C) -> C:
+    """Put every public coroutine method of ``cls`` (and ``__aenter__``/``__aexit__``), wherever in its own
+    classes it is defined (a mixin's too), behind :func:`typed`: the class's public boundary in one place."""
+    for klass in cls.__mro__:
+        if klass is object or klass.__module__.split(".")[0] != cls.__module__.split(".")[0]:
+            continue  # (a base of another package is not ours to change)
+        for name, member in list(vars(klass).items()):
+            if (not name.startswith("_") or name in _DUNDERS) and inspect.iscoroutinefunction(member):
+                setattr(klass, name, typed_coroutine(member))
+    return cls
+
+
+@contextmanager
+def building_http_client(endpoint: str) -> Iterator[None]:
+    """Where a transport makes its HTTP client: an environment the library cannot build one in becomes a
+    :class:`~mcp_client.errors.ConnectError` naming ``endpoint`` (a redacted name; the proxy's URL, which may hold
+    credentials, is never quoted)."""
+    try:
+        yield
+    except ImportError as exc:  # a proxy scheme whose optional package is missing (SOCKS without socksio)
+        raise ConnectError(f"{endpoint!r}: the HTTP client cannot be made in this environment: {exc.msg}") from exc
+    except ValueError as exc:  # a proxy URL of a scheme the library does not know (HTTP_PROXY=ftp://...)
+        raise ConnectError(
+            f"{endpoint!r}: the HTTP client cannot be made in this environment: a proxy named by the environment "
+            "(HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) is not usable"
+        ) from exc

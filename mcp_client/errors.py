@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mcp_client._redact import scrub
+from mcp_client._visible import visible
 from mcp_client.outcomes import for_model
 
 if TYPE_CHECKING:
@@ -348,6 +349,7 @@ class ServerError(MCPClientError):
         message = error.get("message")
         if not isinstance(message, str):
             message = "server error without a message"
+        message = visible(message)  # (the server's text: a host prints it, logs it, hands it to a model)
         error_class = cls.codes.get(code, ServerError)
         return error_class(message, code=code, data=error.get("data"), **context)
 

@@ -39,6 +39,7 @@ import anyio.abc
 import mcp_types
 
 from mcp_client._log_guard import package_logger
+from mcp_client._typed import typed_methods
 from mcp_client.calls.in_flight_limit import check_max_in_flight
 from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
@@ -451,6 +452,9 @@ class ClientGroup:
         if closed is not None:
             raise TransportError(f"server {name!r} is gone: {closed.message}", written=False)
         return client
+
+
+typed_methods(ClientGroup)  # every public coroutine method: failures typed, never an exception group
 
 
 async def _list_or_log(server: _Server) -> list[mcp_types.Tool] | None:

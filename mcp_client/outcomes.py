@@ -27,7 +27,7 @@ from mcp_client._visible import visible
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["ErrorFacts", "Ran", "for_model", "may_have_run"]
+__all__ = ["ErrorFacts", "Ran", "for_model", "may_have_run", "visible"]
 
 
 class ErrorFacts(Protocol):

@@ -1,6 +1,6 @@
 """How a command ends: exit statuses by error kind, the usage error, and the one error inside exception groups.
 
-It imports the error classes only; every other module of the CLI may use it.
+It imports the error classes and the package's typed boundary only; every other module of the CLI may use it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from mcp_client import (
     ServerError,
     TransportError,
 )
+from mcp_client._typed import sole_error
 
 __all__ = [
     "CTRL_C_REASON",
@@ -63,7 +64,6 @@ def exit_code(error: BaseException) -> int:
 
 
 def single_error(error: BaseException) -> BaseException:
-    """The one error inside (nested) exception groups of one error each; the group itself otherwise."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
+    """The error a command ended with, as a caller of the package sees it: the one error inside exception groups
+    (the package's one mapping, :func:`mcp_client._typed.sole_error`); the group itself when it holds several."""
+    return sole_error(error)

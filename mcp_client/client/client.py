@@ -22,6 +22,7 @@ import mcp_types
 from pydantic import BaseModel
 
 from mcp_client._log_guard import package_logger
+from mcp_client._typed import typed_methods
 from mcp_client._types import JSONObject
 from mcp_client._version import __version__
 from mcp_client.cache.partition import authorization_context, new_token, server_key
@@ -455,3 +456,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         self._output_schemas = {tool.name: tool.output_schema for tool in tools}
         self._learn_task_support(tools)
         return tools
+
+
+typed_methods(Client)  # every public coroutine method (its mixins' too): failures typed, never an exception group
+typed_methods(Call)  # the handle's result, its async with

@@ -29,7 +29,7 @@ import anyio.abc
 from mcp_client._log_guard import package_logger
 from mcp_client.calls import CallRunner
 from mcp_client.calls.runner import ConnectionOwner
-from mcp_client.errors import ConnectError, MCPClientError
+from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.protocol.negotiate import ServerIdentity
 from mcp_client.session.session import Session
 from mcp_client.transports.base import Transport
@@ -84,6 +84,9 @@ class Link:
         self._task_group = task_group
         runner = self._new_runner(self)
         session = runner.session
+        # Unwinds last, once the connection is shut down: a call still waiting on it (awaited in another task than
+        # the client's) fails now, typed, on every transport (stdio's and HTTP's connections say so themselves).
+        stack.callback(session.on_closed, TransportError("the client was closed while the call ran", written=True))
         connection = await stack.enter_async_context(self._transport.connect(session))
         # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
         stack.push_async_callback(session.drain_cancels, self._cancel_timeout)

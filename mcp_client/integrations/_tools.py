@@ -15,6 +15,7 @@ from typing import Any
 
 import mcp_types
 
+from mcp_client._typed import sole_error, typed, typed_methods
 from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
@@ -112,7 +113,8 @@ class ToolSource:
     ) -> mcp_types.CallToolResult:
         """Call the tool under its policy; errors name the tool and its annotations (for ``for_model``)."""
         try:
-            return await self.source.call_tool(entry.target, arguments, on_progress=on_progress)
+            with typed():
+                return await self.source.call_tool(entry.target, arguments, on_progress=on_progress)
         except MCPClientError as exc:
             exc.about_tool(entry.tool.name, entry.tool.annotations)
             raise
@@ -122,6 +124,9 @@ class ToolSource:
     ) -> Call[mcp_types.CallToolResult]:
         """A :class:`~mcp_client.Call` handle on the tool (not yet started)."""
         return self.source.tool_call(entry.target, arguments, on_progress=on_progress)
+
+
+typed_methods(ToolSource)  # listing and calling, for every adapter: failures typed, never an exception group
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
@@ -154,6 +159,7 @@ def tool_error(entry: ToolEntry, result: mcp_types.CallToolResult) -> ToolError:
 
 def error_text(error: BaseException) -> str:
     """What a model reads for a failed call: ``for_model`` of mcp_client's errors, the message of others."""
+    error = sole_error(error)
     if isinstance(error, MCPClientError):
         return error.for_model
     return f"The tool could not be called: {error}"

@@ -27,6 +27,7 @@ from langchain_core.callbacks import adispatch_custom_event
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 
+from mcp_client._typed import typed
 from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError
 from mcp_client.group import ClientGroup
@@ -70,7 +71,8 @@ def _structured_tool(tools: ToolSource, entry: ToolEntry) -> StructuredTool:
             await adispatch_custom_event(PROGRESS_EVENT, data, config=config)
 
         try:
-            result = await tools.call(entry, arguments, on_progress=forward)
+            with typed():
+                result = await tools.call(entry, arguments, on_progress=forward)
         except MCPClientError as exc:
             raise ToolException(error_text(exc)) from exc
         if result.is_error:

@@ -28,6 +28,7 @@ import mcp_types
 from agents.mcp import MCPServer
 from agents.run_context import RunContextWrapper
 
+from mcp_client._typed import typed, typed_methods
 from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError
 from mcp_client.integrations._tools import ToolEntry, ToolSource, error_text, tool_error
@@ -103,7 +104,8 @@ class MCPClientServer(MCPServer):
         """
         entry = await self._entry(tool_name)
         try:
-            result = await self._source.call(entry, arguments)
+            with typed():
+                result = await self._source.call(entry, arguments)
         except MCPClientError as exc:
             return _error_result(error_text(exc))
         if result.is_error:
@@ -132,6 +134,9 @@ class MCPClientServer(MCPServer):
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
         """Read a resource."""
         return await self.client.read_resource(uri)
+
+
+typed_methods(MCPClientServer)  # the SDK's calls into the server: failures typed, never an exception group
 
 
 def _error_result(text: str) -> mcp_types.CallToolResult:

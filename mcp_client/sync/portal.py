@@ -3,7 +3,8 @@
 A :class:`Portal` starts an event loop on a thread of its own (anyio's blocking portal) and enters an async
 context manager in it; a :class:`PortalRunner` runs each coroutine there for the calling thread, in a copy of the
 caller's context, and turns a Ctrl-C while it waits into a cancellation of that coroutine (so of its request, on
-the wire), waited for a bounded time. May touch anyio's portal and the standard library only.
+the wire), waited for a bounded time; what it raises passes the package's typed boundary (:mod:`mcp_client._typed`).
+May touch anyio's portal, that boundary and the standard library only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from mcp_client._typed import sole_error, typed
 
 __all__ = ["Portal", "PortalRunner"]
 
@@ -83,7 +86,8 @@ class PortalRunner:
         except BaseException:
             self._interrupt(handle)
             raise
-        return future.result()
+        with typed():  # the blocking caller sees the one typed error, never an exception group
+            return future.result()
 
     def call_sync(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a plain function on the event-loop thread (for state the loop owns); once that loop has stopped, on
@@ -218,6 +222,9 @@ class Portal:
             except BaseException as exc:
                 # Hand the exception over: the portal then cancels what is still running (a connect under way).
                 stack.__exit__(type(exc), exc, exc.__traceback__)
+                sole = sole_error(exc)
+                if sole is not exc:
+                    raise sole from exc
                 raise
             self._stack = stack
             self._loop_thread = loop_thread

@@ -77,7 +77,9 @@ __all__ = [
     "PeerStats",
     "ScriptedPeer",
     "byte_pipe",
+    "arrival_key",
     "main",
+    "read_arrivals",
 ]
 
 logger = logging.getLogger("mcp_client.testing.peer")
@@ -149,6 +151,9 @@ class PeerStats:
     """How many times :meth:`ScriptedPeer.serve` was entered."""
     died: bool = False
     """Whether a tool (``die``, ``half_line``) killed a connection."""
+    arrivals: Counter[str] = field(default_factory=Counter)
+    """How many requests arrived, by :func:`arrival_key` (``"tools/call echo"``, ``"tasks/get"``...): the peer's own
+    count, counted as each request is read, before it is answered (or not)."""
 
     @property
     def cancelled_request_ids(self) -> list[Any]:
@@ -180,6 +185,7 @@ class ScriptedPeer:
         listen: ListenScript | None = None,
         ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
+        arrivals_file: TextIO | None = None,
     ) -> None:
         """Configure the peer.
 
@@ -189,7 +195,8 @@ class ScriptedPeer:
         :attr:`PeerStats.stderr_lines`). ``tasks`` lists and serves the task tools (their tasks are in
         :attr:`tasks`). ``listen`` scripts how ``subscriptions/listen`` is answered (2026-07-28);
         the open listens are driven through :attr:`listens`. ``ttl_ms`` and ``cache_scope`` are the caching hints of
-        its modern cacheable results (``server/discover``, the lists, ``resources/read``).
+        its modern cacheable results (``server/discover``, the lists, ``resources/read``). ``arrivals_file``: see
+        :attr:`arrivals_file`.
         """
         if era not in ("auto", "modern", "legacy"):
             raise ValueError(f"era must be 'auto', 'modern' or 'legacy', got {era!r}")
@@ -217,6 +224,16 @@ class ScriptedPeer:
         """The value of the counter the ``increment`` tool adds to."""
         self.listens = ListenBoard(listen or ListenScript())
         """The open ``subscriptions/listen`` requests, and how each one ended (see :mod:`._peer_listen`)."""
+        self.arrivals_file = arrivals_file
+        """Where each arriving request's :func:`arrival_key` is also written, one JSON string a line, flushed at
+        once: the count of a peer in another process (``--arrivals``), which outlives its death."""
+
+    def note_arrival(self, key: str) -> None:
+        """Count one arriving request (:attr:`PeerStats.arrivals`, and :attr:`arrivals_file`)."""
+        self.stats.arrivals[key] += 1
+        if self.arrivals_file is not None:
+            self.arrivals_file.write(json.dumps(key) + "\n")
+            self.arrivals_file.flush()
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> None:
         """Serve one connection until ``receive`` reaches EOF or a tool kills the peer.
@@ -456,6 +473,8 @@ class _PeerConnection:
             return
         self._stats.received.append(message)
         method = message.get("method")
+        if isinstance(method, str) and "id" in message:
+            self._peer.note_arrival(arrival_key(method, message.get("params")))
         if isinstance(method, str):
             if "id" not in message:
                 self._handle_notification(method, message.get("params"))
@@ -698,6 +717,22 @@ class _PeerConnection:
 # -- request helpers -----------------------------------------------------------------------------------
 
 
+def arrival_key(method: str, params: object) -> str:
+    """How :attr:`PeerStats.arrivals` counts a request: its method, and for ``tools/call`` the tool's name."""
+    if method == "tools/call" and isinstance(params, dict):
+        return f"tools/call {params.get('name')}"
+    return method
+
+
+def read_arrivals(path: str | os.PathLike[str]) -> Counter[str]:
+    """The arrivals a peer in another process wrote to ``path`` (``--arrivals``); none while it is missing."""
+    try:
+        with open(path, encoding="utf-8") as lines:
+            return Counter(json.loads(line) for line in lines if line.endswith("\n"))
+    except FileNotFoundError:
+        return Counter()
+
+
 def _reject_constant(constant: str) -> Any:
     raise ValueError(f"{constant} is not valid JSON")
 
@@ -781,6 +816,7 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--tasks", action="store_true", help="serve the task tools (task_work)")
     parser.add_argument("--log-level", default="WARNING", help="logging level for stderr (default WARNING)")
+    parser.add_argument("--arrivals", default=None, help="append each arriving request's key to this file")
     return parser.parse_args(argv)
 
 
@@ -796,6 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         discover=arguments.discover,
         stderr=sys.stderr,
         tasks=arguments.tasks,
+        arrivals_file=open(arguments.arrivals, "a", encoding="utf-8") if arguments.arrivals else None,  # noqa: SIM115
     )
     sys.stdout.flush()
     protocol_in = open(sys.stdin.fileno(), "rb", buffering=0, closefd=False)  # noqa: SIM115

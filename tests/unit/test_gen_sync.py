@@ -54,6 +54,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def _add_before(copy: Path, method: Callable[..., object], code: str) -> None:
     """Add ``code`` (methods, indented as in a class) to the copy's class of ``method``, just before it."""
+    method = inspect.unwrap(method)  # (a public coroutine method is wrapped by the typed boundary: its source is here)
     path = copy / Path(inspect.getfile(method)).relative_to(ROOT)
     first = inspect.getsourcelines(method)[1] - 1
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)

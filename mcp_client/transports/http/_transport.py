@@ -20,6 +20,7 @@ import httpx2
 
 from mcp_client._httpx import HTTPX2, HttpxLine, as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url, remember_secrets
+from mcp_client._typed import building_http_client
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.bounded_body import bounded_auth
@@ -71,7 +72,8 @@ class HttpTransport(Transport):
 
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
-        engine, line = _engine_for(self)
+        with building_http_client(self.description):
+            engine, line = _engine_for(self)
         pause_clocks_while_signing_in(self.auth, handler)
         try:
             async with anyio.create_task_group() as tg:

@@ -19,6 +19,7 @@ import httpx2
 
 from mcp_client._httpx import as_httpx2, auth_for, line_of
 from mcp_client._redact import redacted_url, remember_secrets
+from mcp_client._typed import building_http_client
 from mcp_client.transports._http_endpoint import endpoint_key, pause_clocks_while_signing_in
 from mcp_client.transports.base import Connection, MessageHandler, Transport
 from mcp_client.transports.bounded_body import bounded_auth
@@ -66,7 +67,8 @@ class SseTransport(Transport):
     @asynccontextmanager
     async def connect(self, handler: MessageHandler) -> AsyncIterator[Connection]:
         owned = self.client is None
-        client = as_httpx2(self.client) if self.client is not None else _new_client()
+        with building_http_client(self.description):
+            client = as_httpx2(self.client) if self.client is not None else _new_client()
         pause_clocks_while_signing_in(self.auth, handler)
         try:
             async with anyio.create_task_group() as tg:

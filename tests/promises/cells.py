@@ -1,0 +1,525 @@
+"""Running one cell of the promise matrix: a world (the scripted peer behind one transport, its configured endpoint
+full of secrets), a fault (the tool and policy that provoke it), an entry (the public way the call is made), and
+what the cell saw (:class:`Seen`), for :mod:`tests.promises.test_matrix` to judge.
+
+Every configured endpoint carries each secret it can: userinfo, an ``?api_key=`` query, a path secret and an
+``Authorization`` header for HTTP (HTTP+SSE: its path is the peer's own), an environment value for stdio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from mcp_client import (
+    Call,
+    Client,
+    ClientGroup,
+    RestartPolicy,
+    TimeoutPolicy,
+    Transport,
+    http,
+    memory,
+    sse as sse_transport,
+    stdio as stdio_transport,
+)
+from mcp_client.testing.http_peer import HttpPeer
+from mcp_client.testing.peer import ScriptedPeer, read_arrivals
+from tests.integration.sse_peer import SsePeer
+
+USERINFO_SECRET = "uiSECRETpw"
+QUERY_SECRET = "qsSECRETkey"
+PATH_SECRET = "pathSECRETtok"
+HEADER_SECRET = "hdrSECRETbearer"
+ENV_SECRET = "envSECRETvalue"
+SECRETS = (USERINFO_SECRET, QUERY_SECRET, PATH_SECRET, HEADER_SECRET, ENV_SECRET)
+
+HOSTILE_MESSAGE = "boom\x1b]52;c;aGk=\x07\x1b[2J\x1b]0;owned\x07\x9b31m\r"
+"""An error message a hostile server sends: an OSC 52 clipboard write, a screen clear, a title change, a C1 CSI."""
+
+MAX_MESSAGE_SIZE = 64 * 1024
+OVERSIZED = 256 * 1024
+TOOL_HINTS_OFF: dict[str, Any] = {"max_in_flight": 8}  # every client has a limit, so that a slot left taken shows
+
+FAKE_MARGIN = 1.0
+REAL_MARGIN = 15.0
+"""Seconds after the maximum by which a cell must be done: small on the fake clock, generous on a real one (no
+timing claim: a bound that shows a call that outlived its maximum by far)."""
+
+
+# -- faults ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What provokes one fault: the plain tool and its arguments, the task tool's arguments (None: not scriptable),
+    and the call's policy on each clock."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    task_arguments: Mapping[str, Any] | None
+    fake_policy: TimeoutPolicy
+    real_policy: TimeoutPolicy
+    cancel_on_arrival: bool = False
+    close_on_arrival: bool = False
+
+
+_FAKE = TimeoutPolicy(idle=5, maximum=10, connect=30)
+_REAL = TimeoutPolicy(idle=5, maximum=10, connect=30)
+
+FAULT_SPECS: dict[str, Fault] = {
+    "server_error": Fault(
+        "fail", {"code": -32603, "message": "boom"}, {"outcome": "failed", "seconds": 0.1}, _FAKE, _REAL
+    ),
+    "idle": Fault(
+        "silent",
+        {},
+        {"seconds": 1000, "silent_polls_after": 0},
+        TimeoutPolicy(idle=2, maximum=10, connect=30),
+        TimeoutPolicy(idle=0.4, maximum=5, connect=30),
+    ),
+    "maximum": Fault(
+        "chatty",
+        {"interval": 0.1},
+        {"seconds": 1000, "poll_interval_ms": 50},
+        TimeoutPolicy(idle=2, maximum=3, connect=30),
+        TimeoutPolicy(idle=2, maximum=0.8, connect=30),
+    ),
+    "cancel": Fault("silent", {}, {"seconds": 1000}, _FAKE, _REAL, cancel_on_arrival=True),
+    "close": Fault("silent", {}, {"seconds": 1000}, _FAKE, _REAL, close_on_arrival=True),
+    "server_death": Fault("die", {"after": 0}, None, _FAKE, _REAL),
+    "hostile_text": Fault("fail", {"code": -32603, "message": HOSTILE_MESSAGE}, None, _FAKE, _REAL),
+    "oversized": Fault("huge", {"size": OVERSIZED}, {"seconds": 0.1, "text": "x" * OVERSIZED}, _FAKE, _REAL),
+}
+
+
+# -- worlds --------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    """One transport to the scripted peer, made as a host configures it (secrets and all)."""
+
+    name: str
+    transport: Callable[[], Transport]
+    arrivals: Callable[[], Counter[str]]
+    fake_clock: bool
+    cli_target: list[str] = field(default_factory=list)
+    """What follows ``mcp-client call <tool> <arguments>`` to reach this server (empty: the CLI cannot)."""
+
+
+def _peer() -> ScriptedPeer:
+    return ScriptedPeer(era="auto", tasks=True)
+
+
+@asynccontextmanager
+async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False) -> AsyncIterator[World]:
+    size = MAX_MESSAGE_SIZE
+    if name == "memory":
+        peer = _peer()
+        yield World(name, lambda: memory(peer.serve, max_message_size=size), lambda: peer.stats.arrivals, fake_clock)
+    elif name == "stdio":
+        arrivals = tmp_path / "arrivals.jsonl"
+        argv = ["-m", "mcp_client.testing.peer", "--tasks", "--arrivals", str(arrivals)]
+        env = {"MATRIX_API_KEY": ENV_SECRET, "PYTHONPATH": os.pathsep.join(sys.path)}
+        policy = RestartPolicy(max_restarts=3, initial_backoff=0.01) if restart else None
+        cli_env = ["-e", f"MATRIX_API_KEY={ENV_SECRET}", "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}"]
+        yield World(
+            name,
+            lambda: stdio_transport(sys.executable, argv, env=env, max_message_size=size, restart=policy),
+            lambda: read_arrivals(arrivals),
+            fake_clock,
+            [*cli_env, "--", sys.executable, *argv],
+        )
+    elif name in ("http-core", "http-client"):
+        peer = _peer()
+        served = HttpPeer(peer, path=f"/mcp/{PATH_SECRET}")
+        async with served.serving() as url:
+            if name == "http-client":  # userinfo takes httpx2's client: the core engine is the one without it
+                url = url.replace("http://", f"http://matrix:{USERINFO_SECRET}@")
+            url = f"{url}?api_key={QUERY_SECRET}"
+            headers = {"Authorization": f"Bearer {HEADER_SECRET}"}
+            yield World(
+                name,
+                lambda: http(url, headers=headers, max_message_size=size),
+                lambda: peer.stats.arrivals,
+                fake_clock,
+                ["--url", url, "-H", f"Authorization: Bearer {HEADER_SECRET}"],
+            )
+    elif name == "sse":
+        peer = _peer()
+        served_sse = SsePeer(peer, bearer=HEADER_SECRET)
+        async with served_sse.serving() as client:
+            url = f"http://sse.test/sse?api_key={QUERY_SECRET}"
+            headers = {"Authorization": f"Bearer {HEADER_SECRET}"}
+            yield World(
+                name,
+                lambda: sse_transport(url, headers=headers, client=client, max_message_size=size),
+                lambda: peer.stats.arrivals,
+                fake_clock,
+            )
+    else:
+        raise ValueError(f"no world {name!r}")
+
+
+# -- what a cell saw -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """What one cell saw: the error its caller got (or the cancellation it asked for), the texts that reached the
+    model or the terminal, and the peer's count of the call's arrival."""
+
+    error: BaseException | None = None
+    cancelled_by_caller: bool = False
+    texts: list[str] = field(default_factory=list)
+    """Texts a model or a terminal got: ``for_model``, an adapter's tool result, the CLI's output."""
+    resuming: bool = False
+    ended_at: float | None = None
+    """When the call ended, where the caller goes on to wait for something else before it returns."""
+    """Set once a task is being picked up (task_result, resume): the caller's cancel waits for it."""
+    close: Callable[[], Awaitable[None]] | None = None
+    """How the host closes what the entry opened (the client, the group, the blocking client) while a call runs."""
+    exit_code: int | None = None
+    elapsed: float = 0.0
+    arrived: int = 0
+    slots_in_flight: int = 0
+
+
+def tool_and_arguments(entry: str, fault: Fault) -> tuple[str, Mapping[str, Any]]:
+    if entry in ("task", "task_result", "resume"):
+        assert fault.task_arguments is not None
+        return "task_work", fault.task_arguments
+    return fault.tool, fault.arguments
+
+
+Caller = Callable[[str, Mapping[str, Any], TimeoutPolicy, Seen], Awaitable[None]]
+"""Makes the call: ``(tool, arguments, policy, seen)``; raises what its caller would get."""
+
+
+@asynccontextmanager
+async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutPolicy) -> AsyncIterator[Caller]:
+    """The public way ``entry`` makes a call, opened on ``the_world`` with ``policy`` as its client's default (an
+    adapter calls under it); its open and close are not timed."""
+    if entry in ("call_tool", "supervisor", "task"):
+        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
+
+            async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+                try:
+                    await client.call_tool(tool, arguments, timeout=policy)
+                finally:
+                    seen.slots_in_flight = _in_flight(client)
+
+            yield call
+    elif entry == "tool_call":
+        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
+
+            async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+                try:
+                    async with client.tool_call(tool, arguments, timeout=policy) as handle:
+                        await handle.result()
+                finally:
+                    seen.slots_in_flight = _in_flight(client)
+
+            yield call
+    elif entry == "task_result":
+        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
+
+            async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+                async with client.tool_call(tool, arguments, timeout=_REAL) as handle:
+                    with anyio.fail_after(30):
+                        while handle.task_id is None:
+                            await anyio.sleep(0.01)
+                    task_id = handle.task_id
+                    handle.detach()
+                seen.resuming = True
+                try:
+                    await client.task_result(task_id, timeout=policy)
+                finally:
+                    seen.ended_at = anyio.current_time()
+                    seen.slots_in_flight = await _in_flight_after(client, handle)
+
+            yield call
+    elif entry == "resume":
+        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
+
+            async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+                async with client.tool_call(tool, arguments, timeout=_REAL) as handle:
+                    reference = await handle.handoff()
+                    assert reference is not None, "the call became no task"
+                    handle.detach()
+                seen.resuming = True
+                try:
+                    await client.resume(reference, timeout=policy)
+                finally:
+                    seen.ended_at = anyio.current_time()
+                    seen.slots_in_flight = await _in_flight_after(client, handle)
+
+            yield call
+    elif entry == "group":
+        async with ClientGroup({"matrix": the_world.transport()}, timeout=policy, **TOOL_HINTS_OFF) as group:
+            seen.close = group.aclose
+
+            member = group["matrix"]
+
+            async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+                try:
+                    await group.call_tool(f"matrix/{tool}", arguments, timeout=policy)
+                finally:
+                    seen.slots_in_flight = _in_flight(member)
+
+            yield call
+    elif entry == "sync":
+        from mcp_client.sync.client import Client as SyncClient
+
+        blocking = await anyio.to_thread.run_sync(lambda: SyncClient(the_world.transport(), timeout=policy).open())
+        try:
+
+            async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+                await anyio.to_thread.run_sync(lambda: blocking.call_tool(tool, dict(arguments), timeout=policy))
+
+            async def close() -> None:
+                await anyio.to_thread.run_sync(blocking.close)
+
+            seen.close = close
+
+            yield call
+        finally:
+            await anyio.to_thread.run_sync(blocking.close)
+    elif entry in ("langchain", "openai_agents", "pydantic_ai"):
+        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+            seen.close = client.aclose
+            with _spied_error_text(entry, seen):
+                yield await _adapter_caller(entry, client)
+            seen.slots_in_flight = _in_flight(client)
+    elif entry == "cli":
+
+        async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+            import json
+
+            from mcp_client.cli.app import main
+
+            argv = ["call", "--idle", f"{policy.idle:g}", "--max", f"{policy.maximum:g}", "--retries", "0"]
+            argv += [tool, json.dumps(dict(arguments)), *the_world.cli_target]
+            out, err = io.StringIO(), io.StringIO()
+
+            def run() -> int:
+                with redirect_stdout(out), redirect_stderr(err):
+                    return main(argv)
+
+            seen.exit_code = await anyio.to_thread.run_sync(run)
+            seen.texts += [out.getvalue(), err.getvalue()]
+
+        yield call
+    else:
+        raise ValueError(f"no entry point {entry!r}")
+
+
+async def _in_flight_after(client: Client, detached: Call[Any]) -> int:
+    """The slots taken once the call that made the task, detached, had a moment to see its task end (the pick-up
+    cancels the task when it stops early): what is still taken then is held for the task's life."""
+    with anyio.move_on_after(2):
+        await detached.wait()
+    return _in_flight(client)
+
+
+def _in_flight(client: Client) -> int:
+    limit = client._in_flight_limit
+    return limit.in_flight if limit is not None else 0
+
+
+@contextlib.contextmanager
+def _spied_error_text(entry: str, seen: Seen) -> Iterator[None]:
+    """An adapter turns a failure into text for the model through ``error_text``: keep the error it was given."""
+    import importlib
+
+    module = importlib.import_module(f"mcp_client.integrations.{entry}")
+    original: Callable[[BaseException], str] = getattr(module, "error_text")  # noqa: B009 (each adapter's own)
+
+    def spy(error: BaseException) -> str:
+        seen.error = error
+        text: str = original(error)
+        seen.texts.append(text)
+        return text
+
+    setattr(module, "error_text", spy)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(module, "error_text", original)  # noqa: B010
+
+
+async def _adapter_caller(entry: str, client: Client) -> Caller:
+    if entry == "langchain":
+        from mcp_client.integrations.langchain import load_tools
+
+        tools = {tool.name: tool for tool in await load_tools(client)}
+
+        async def langchain_call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+            seen.texts.append(str(await tools[tool].ainvoke(dict(arguments))))
+
+        return langchain_call
+    if entry == "openai_agents":
+        from mcp_client.integrations.openai_agents import MCPClientServer
+
+        server = MCPClientServer(client)
+        await server.list_tools()
+
+        async def agents_call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+            result = await server.call_tool(tool, dict(arguments))
+            seen.texts += [getattr(block, "text", "") for block in result.content]
+
+        return agents_call
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from mcp_client.integrations.pydantic_ai import MCPToolset
+
+    toolset = MCPToolset(client)
+
+    async def pydantic_call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+        steps = [
+            lambda messages, info: ModelResponse(parts=[ToolCallPart(tool, dict(arguments), tool_call_id="c1")]),
+            lambda messages, info: ModelResponse(
+                parts=[TextPart(str([p.content for p in messages[-1].parts if isinstance(p, ToolReturnPart)]))]
+            ),
+        ]
+
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            return steps.pop(0)(messages, info)
+
+        agent = Agent(FunctionModel(respond), toolsets=[toolset], retries=0)
+        result = await agent.run("go")
+        seen.texts.append(str(result.output))
+
+    return pydantic_call
+
+
+# -- running a cell ------------------------------------------------------------------------------------------------
+
+
+def open_fds() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except FileNotFoundError:  # (not Linux: the count is left out)
+        return None
+
+
+def child_processes() -> list[int]:
+    """Live (not zombie) processes whose parent is this one."""
+    children = []
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            children.append(int(pid))
+    return children
+
+
+def running_tasks() -> int:
+    """Tasks alive in this event loop (asyncio's, or every task of trio's tree)."""
+    if anyio.get_current_task() and _is_asyncio():
+        return len(asyncio.all_tasks())
+    import trio
+
+    def count(task: trio.lowlevel.Task) -> int:
+        return 1 + sum(count(child) for nursery in task.child_nurseries for child in nursery.child_tasks)
+
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
+    return count(root)
+
+
+def _is_asyncio() -> bool:
+    import sniffio
+
+    return sniffio.current_async_library() == "asyncio"
+
+
+async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, *, fake_clock: bool) -> Seen:
+    """Run one cell; return what it saw (the leftovers are checked by the caller, around this)."""
+    fault = FAULT_SPECS[fault_name]
+    policy = fault.fake_policy if fake_clock else fault.real_policy
+    tool, arguments = tool_and_arguments(entry, fault)
+    seen = Seen()
+    key = f"tools/call {tool}"
+    async with world(transport, tmp_path, fake_clock=fake_clock, restart=entry == "supervisor") as the_world:
+        picks_up = entry in ("task_result", "resume")
+
+        async def once_arrived() -> None:
+            """Until the server has the call (a pick-up: its first poll is under way too)."""
+            while the_world.arrivals()[key] == 0 or (picks_up and not seen.resuming):
+                await anyio.sleep(0.01)
+            if picks_up:
+                await anyio.sleep(0.2)
+
+        async def calling() -> None:
+            try:
+                await call(tool, arguments, policy, seen)
+            except Exception as error:  # (judged by the test: anything but an MCPClientError is a broken promise)
+                seen.error = error
+
+        # (the outer task group is entered before the client: a call may outlive the client's close)
+        async with anyio.create_task_group() as outer, entry_point(entry, the_world, seen, policy) as call:
+            started = anyio.current_time()
+            if fault.close_on_arrival:
+                assert seen.close is not None
+                done = anyio.Event()
+
+                async def call_then_done() -> None:
+                    try:
+                        await calling()
+                    finally:
+                        seen.ended_at = seen.ended_at or anyio.current_time()
+                        done.set()
+
+                outer.start_soon(call_then_done)
+                await once_arrived()
+                await seen.close()
+                with anyio.fail_after(bound(fault_name, fake_clock=fake_clock)):
+                    await done.wait()
+            else:
+                async with anyio.create_task_group() as watchers:
+                    with anyio.CancelScope() as scope:
+                        if fault.cancel_on_arrival:
+
+                            async def cancel_once_arrived() -> None:
+                                await once_arrived()
+                                scope.cancel()
+
+                            watchers.start_soon(cancel_once_arrived)
+                        await calling()
+                    seen.cancelled_by_caller = scope.cancelled_caught
+                    watchers.cancel_scope.cancel()
+            seen.elapsed = (seen.ended_at if seen.ended_at is not None else anyio.current_time()) - started
+        seen.arrived = the_world.arrivals()[key]
+    return seen
+
+
+def bound(fault_name: str, *, fake_clock: bool) -> float:
+    fault = FAULT_SPECS[fault_name]
+    policy = fault.fake_policy if fake_clock else fault.real_policy
+    assert policy.maximum is not None
+    return policy.maximum + (FAKE_MARGIN if fake_clock else REAL_MARGIN)
