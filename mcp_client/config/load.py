@@ -33,7 +33,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -263,6 +263,7 @@ class ServerConfig(BaseModel):
     disabled: Flag = False
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     restart: RestartConfig | None = None
+    start: Literal["eager", "lazy"] | None = None  # (None: the group's choice)
 
     @model_validator(mode="after")
     def _check_transport(self) -> ServerConfig:
@@ -316,7 +317,9 @@ class GroupConfig(BaseModel):
     def specs(self) -> dict[str, ServerSpec]:
         """What :class:`~mcp_client.group.ClientGroup` starts: each enabled server's transport and rules."""
         return {
-            name: ServerSpec(server.transport_spec(), server.policy.registry(), server.policy.max_in_flight)
+            name: ServerSpec(
+                server.transport_spec(), server.policy.registry(), server.policy.max_in_flight, server.start
+            )
             for name, server in self.servers.items()
             if not server.disabled
         }
@@ -330,11 +333,13 @@ class ServerSpec:
         transport: Any :class:`~mcp_client.Transport` (``stdio(...)``, ``http(...)``, ``memory(...)`` in tests).
         policies: Its timeout and retry rules; their client default is replaced by the group's client options.
         max_in_flight: Most calls in flight to it at once (``policy.max_in_flight``; None: the group's option).
+        start: ``"eager"`` or ``"lazy"`` (``"start"`` in ``mcp.json``; None: the group's ``start``).
     """
 
     transport: Transport
     policies: PolicyRegistry = field(default_factory=PolicyRegistry)
     max_in_flight: int | None = None
+    start: Literal["eager", "lazy"] | None = None
 
 
 # -- loading ------------------------------------------------------------------------------------------------
