@@ -211,6 +211,8 @@ class ClientGroup:
         for server in self._servers.values():
             server.stop.set()
             server.wake.set()
+            if server.start_scope is not None and server.phase is ServerStatus.STARTING:
+                server.start_scope.cancel()  # a start under way ends now, not at its connect budget
 
     def _closed(self) -> None:
         for server in self._servers.values():

@@ -86,4 +86,6 @@ def _start_failed(server: GroupServer, note: str = "") -> ConnectError:
 def _not_running(server: GroupServer) -> Exception:
     if server.phase is ServerStatus.FAILED:
         return _start_failed(server)
+    if server.phase is ServerStatus.CLOSED:  # (a call that waited on a start the group's close ended)
+        return ConnectError(f"server {server.name!r} is not running: the group was closed")
     return RuntimeError(f"server {server.name!r} is not running ({server.status.value}): use 'async with group'")

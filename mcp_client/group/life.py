@@ -87,6 +87,9 @@ class ServerLives:
         entered = False
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + budget) as start_scope:
+                server.start_scope = start_scope
+                if server.stop.is_set():
+                    start_scope.cancel()
                 async with client:
                     start_scope.deadline = math.inf
                     entered = True
@@ -100,7 +103,9 @@ class ServerLives:
             if start_scope.cancelled_caught and not entered:
                 raise ConnectError(f"could not start {server.transport.description!r} within {connect:g} s")
         except Exception as exc:
-            if not entered:
+            if not entered and server.stop.is_set():
+                server.phase = ServerStatus.CLOSED  # the group closed before the start ended: no failure of its
+            elif not entered:
                 server.error, server.failed_at = exc, anyio.current_time()
                 server.start_failures += 1
                 server.phase = ServerStatus.FAILED
@@ -111,6 +116,7 @@ class ServerLives:
             if entered and server.phase is not ServerStatus.STOPPED_IDLE:
                 server.phase = ServerStatus.CLOSED
             server.client = None
+            server.start_scope = None
             server.started.set()
             if server.ended is not None:
                 server.ended.set()

@@ -84,6 +84,8 @@ class GroupServer:
     """Set when the group closes."""
     wake: anyio.Event = field(default_factory=anyio.Event)
     """Set to wake the life's task: the group closes, or a call ended (the idle clock starts over)."""
+    start_scope: anyio.CancelScope | None = None
+    """The scope of the current start, cancelled when the group closes first."""
     in_use: int = 0
     """Calls of the group running on this server now."""
     last_used: float = 0.0
