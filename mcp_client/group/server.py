@@ -42,8 +42,7 @@ class ServerStatus(enum.Enum):
     """A lazy server no call has needed yet: no process, no connection."""
     STARTING = "starting"
     READY = "ready"
-    """Started; its calls go through."""
-    RUNNING = "ready"  # noqa: PIE796 (an alias of READY: the name hosts know from lazy start)
+    """Started and running; its calls go through."""
     STOPPED_IDLE = "stopped_idle"
     """Stopped after ``idle_stop`` seconds without a call; the next call starts it again."""
     FAILED = "failed"

@@ -81,7 +81,7 @@ async def test_entering_a_lazy_group_of_twenty_starts_nothing_and_a_call_starts_
         assert group.clients == {}
         assert text_of(await group.call_tool("s3/echo", {"text": "hi"})) == "hi"
         assert [peer.stats.connections for peer in peers] == [0, 0, 0, 1] + [0] * 16
-        assert group.status("s3") is ServerStatus.RUNNING is ServerStatus.READY
+        assert group.status("s3") is ServerStatus.READY
         assert group.status("s4") is ServerStatus.NEVER_STARTED
         await group.call_tool("s3/echo", {"text": "again"})
         assert peers[3].stats.connections == 1
@@ -179,7 +179,8 @@ async def test_closing_the_group_ends_a_start_under_way_and_its_waiting_call_fai
             assert group.status("s") is ServerStatus.STARTING
             closing = anyio.current_time()
         assert anyio.current_time() - closing == pytest.approx(0)  # not the connect budget's 1000 s
-    assert len(outcomes) == 1 and "closed" in str(outcomes[0])
+    assert len(outcomes) == 1
+    assert "closed" in str(outcomes[0])
     assert group.status("s") is ServerStatus.CLOSED
     assert group.failures == {}
     assert peer.stats.connections == 0
@@ -296,9 +297,11 @@ def test_the_snapshot_key_is_a_digest_of_the_whole_config_and_the_file_holds_no_
     store = SnapshotStore(tmp_path)
     store.save(config_key(one), [{"name": "echo", "inputSchema": {"type": "object"}}])
     [written] = tmp_path.iterdir()
-    assert "secret" not in written.name and "secret" not in written.read_text()
+    assert "secret" not in written.name
+    assert "secret" not in written.read_text()
     loaded = store.load(config_key(one))
-    assert loaded is not None and [tool.name for tool in loaded] == ["echo"]
+    assert loaded is not None
+    assert [tool.name for tool in loaded] == ["echo"]
     assert store.load(config_key(two)) is None
     assert not any(path.name.endswith(".tmp") for path in tmp_path.iterdir())  # written whole, then renamed
 
@@ -345,7 +348,8 @@ async def test_a_corrupt_or_hostile_snapshot_is_ignored_with_a_warning(
         listed = await group.list_tools()  # the snapshot did not serve: the server is started to list it
         assert "echo" in [tool.name for tool in listed["s"]]
         assert peer.stats.connections == 1
-    assert "tool snapshot" in caplog.text and "ignored" in caplog.text
+    assert "tool snapshot" in caplog.text
+    assert "ignored" in caplog.text
 
 
 async def test_a_tool_changed_since_the_snapshot_is_reported_and_with_pin_tools_refused(tmp_path: Path) -> None:
@@ -367,7 +371,8 @@ async def test_a_tool_changed_since_the_snapshot_is_reported_and_with_pin_tools_
         changes = [event for name, event in events if isinstance(event, ToolDefinitionChanged)]
         assert [(change.name, change.changed) for change in changes] == [("echo", ("description",))]
         kept = SnapshotStore(tmp_path).load(config_key(server.transport))
-        assert kept is not None and {tool.name: tool.description for tool in kept}["echo"] != rug  # (pinned form)
+        assert kept is not None
+        assert {tool.name: tool.description for tool in kept}["echo"] != rug
         group.accept_tool_change("s/echo")
         assert text_of(await group.call_tool("s/echo", {"text": "x"})) == "x"
     kept = SnapshotStore(tmp_path).load(config_key(server.transport))
@@ -380,7 +385,8 @@ async def test_a_tool_changed_since_the_snapshot_is_reported_and_with_pin_tools_
         await group.call_tool("s/echo", {"text": "y"})  # without pin_tools: reported, and the call goes through
         assert [e.name for _, e in events if isinstance(e, ToolDefinitionChanged)] == ["echo"]
     kept = SnapshotStore(tmp_path).load(config_key(server.transport))
-    assert kept is not None and {tool.name: tool.description for tool in kept}["echo"] == "plain again"
+    assert kept is not None
+    assert {tool.name: tool.description for tool in kept}["echo"] == "plain again"
 
 
 # -- real processes: nothing spawned on entry, nothing left on close ------------------------------------------------

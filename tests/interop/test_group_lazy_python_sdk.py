@@ -60,7 +60,7 @@ async def test_twenty_lazy_servers_enter_without_a_process_list_from_the_snapsho
         assert caught.value.__cause__ is group.failures["broken"]
         result = await group.call_tool("sdk5/echo", {"text": "there"})
         assert not result.is_error
-        assert group.status("sdk5") is ServerStatus.RUNNING
+        assert group.status("sdk5") is ServerStatus.READY
         assert len(spawns) == 3
     assert all(_gone(pid) for pid in processes)
 
