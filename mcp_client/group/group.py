@@ -207,7 +207,7 @@ class ClientGroup:
             await stack.aclose()
 
     def _signal_stop(self) -> None:
-        self._lives.task_group = None  # no new life from here on
+        self._lives.task_group, self._lives.closed = None, True  # no new life from here on
         for server in self._servers.values():
             server.stop.set()
             server.wake.set()
@@ -306,10 +306,10 @@ class ClientGroup:
 
         async def one(server: GroupServer) -> None:
             if server.phase is not ServerStatus.READY:
-                if server.seen is not None:
-                    results[server.name] = list(server.seen)
+                if server.seen is not None or (server.phase is ServerStatus.STOPPED_IDLE and server.tools):
+                    results[server.name] = list(server.seen or server.tools.values())
                     return
-                if not server.lazy:
+                if not server.lazy or self._lives.task_group is None:
                     return
                 try:
                     await started_client(self._lives, server)

@@ -62,6 +62,10 @@ async def started_client(lives: ServerLives, server: GroupServer) -> Client:
         phase = server.phase
         if phase is ServerStatus.READY and server.client is not None:
             return server.client
+        if lives.closed:  # (a call that raced the group's close, or waited on a start the close ended)
+            raise ConnectError(f"server {server.name!r} is not running: the group was closed")
+        if lives.task_group is None:
+            raise RuntimeError(f"server {server.name!r} is not running: use 'async with group'")
         if phase is ServerStatus.STARTING:
             await server.started.wait()
             continue
@@ -86,6 +90,4 @@ def _start_failed(server: GroupServer, note: str = "") -> ConnectError:
 def _not_running(server: GroupServer) -> Exception:
     if server.phase is ServerStatus.FAILED:
         return _start_failed(server)
-    if server.phase is ServerStatus.CLOSED:  # (a call that waited on a start the group's close ended)
-        return ConnectError(f"server {server.name!r} is not running: the group was closed")
     return RuntimeError(f"server {server.name!r} is not running ({server.status.value}): use 'async with group'")

@@ -5,6 +5,10 @@ leave it), reports "started" (or "failed"), lists the server's tools for the ann
 listing of a lazy server as its snapshot), then waits until the group closes or, with ``idle_stop``, until the
 server has had no call for that long; then it leaves its client (for stdio: close stdin, SIGTERM, SIGKILL,
 bounded). A server stopped idle, or a lazy one that failed, gets a new life from the next call that needs it.
+
+Idle means no call of the group (``call_tool``) runs on it and no request of its client (a ``tool_call`` handle's)
+awaits an answer. The group sees its own calls end; a handle's request it sees only when it looks, every
+``idle_stop`` seconds while busy, so a server whose last use was a handle may stop up to that much sooner.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ class ServerLives:
         self.snapshots = snapshots
         self.on_event = on_event
         self.task_group: anyio.abc.TaskGroup | None = None
+        """The group's task group while it is open (None before it is entered, and from its close on)."""
+        self.closed = False
+        """The group is closing or closed: no new life."""
 
     def launch(self, server: GroupServer) -> None:
         """Start a new life of ``server`` (the group must be open and no other life of it running)."""
@@ -126,8 +133,10 @@ class ServerLives:
         while not server.stop.is_set():
             wake = server.wake = anyio.Event()
             if self.idle_stop is None or not server.idle():
+                if self.idle_stop is not None:
+                    server.last_used = anyio.current_time()  # (busy now)
                 with anyio.move_on_after(math.inf if self.idle_stop is None else self.idle_stop):
-                    await wake.wait()  # (a handle's call ends unseen: look again after idle_stop)
+                    await wake.wait()  # (a handle's request ends unseen: look again after idle_stop)
                 continue
             left = server.last_used + self.idle_stop - anyio.current_time()
             if left <= 0:

@@ -66,9 +66,14 @@ def _plain(value: Any) -> Any:
 
 
 def config_key(transport: Transport) -> str:
-    """The digest naming a server configuration's snapshot: SHA-256 over the transport's kind and every field."""
+    """The digest naming a server configuration's snapshot: SHA-256 over the transport's kind and every field (a
+    transport that is not a dataclass: its attributes and its description)."""
     kind = type(transport)
-    described = {"kind": f"{kind.__module__}.{kind.__qualname__}", "config": _plain(transport)}
+    if dataclasses.is_dataclass(transport):
+        config = _plain(transport)
+    else:  # a transport of the host's own: its attributes, and what it calls itself
+        config = {"attributes": _plain(getattr(transport, "__dict__", {})), "description": transport.description}
+    described = {"kind": f"{kind.__module__}.{kind.__qualname__}", "config": config}
     canonical = json.dumps(described, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -31,7 +31,9 @@ from mcp_client.config.load import ConfigError, ServerSpec, load_config, parse_p
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.group.server import START_RETRY_FIRST, start_retry_delay
 from mcp_client.group.snapshot import MAX_SNAPSHOT_BYTES, SnapshotStore, config_key, default_folder
+from mcp_client.sync import ClientGroup as SyncClientGroup
 from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.transports.base import Transport
 from mcp_client.transports.stdio import stdio
 from tests.integration.helpers import text_of
 
@@ -107,6 +109,28 @@ async def test_a_server_of_mcp_json_takes_its_own_start_over_the_groups(tmp_path
         ClientGroup({}, start="soon")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="idle_stop"):
         ClientGroup({}, idle_stop=0)
+
+
+@pytest.mark.fake_clock
+@pytest.mark.parametrize("start", ["eager", "lazy"])
+async def test_a_call_on_a_group_not_entered_is_refused_at_once(
+    tmp_path: Path, start: Literal["eager", "lazy"]
+) -> None:
+    group = ClientGroup({"s": spec(ScriptedPeer().serve, "unentered")}, start=start, snapshot=tmp_path)
+    began = anyio.current_time()
+    with pytest.raises(RuntimeError, match="async with group"):
+        await group.call_tool("s/echo", {"text": "x"})
+    assert anyio.current_time() == began
+
+
+def test_the_blocking_group_starts_a_lazy_server_on_its_first_call(tmp_path: Path) -> None:
+    peer = ScriptedPeer()
+    with SyncClientGroup({"s": spec(peer.serve, "sync")}, start="lazy", snapshot=tmp_path) as group:
+        assert group.status("s") is ServerStatus.NEVER_STARTED
+        assert peer.stats.connections == 0
+        assert text_of(group.call_tool("s/echo", {"text": "hi"})) == "hi"
+        assert group.status("s") is ServerStatus.READY
+    assert peer.stats.connections == 1
 
 
 # -- under the call's deadline, one start for many calls ----------------------------------------------------------
@@ -252,9 +276,27 @@ async def test_an_idle_server_is_stopped_and_started_again_on_use(tmp_path: Path
         await anyio.sleep(2)
         assert group.status("s") is ServerStatus.STOPPED_IDLE
         assert group.clients == {}
+        assert "echo" in [tool.name for tool in (await group.list_tools())["s"]]  # the last listing: no start
+        assert peer.stats.connections == 1
         assert text_of(await group.call_tool("s/echo", {"text": "b"})) == "b"
         assert peer.stats.connections == 2
         assert group.status("s") is ServerStatus.READY
+
+
+@pytest.mark.fake_clock
+async def test_a_handle_needs_a_running_server_and_its_call_keeps_the_server_from_stopping(tmp_path: Path) -> None:
+    peer = ScriptedPeer()
+    async with ClientGroup({"s": spec(peer.serve, "handle")}, start="lazy", idle_stop=10, snapshot=tmp_path) as group:
+        with pytest.raises(ConnectError, match="start it first"):
+            group.tool_call("s/echo", {"text": "x"})
+        await group.start("s")
+        async with group.tool_call("s/slow", {"seconds": 30}) as call:
+            await anyio.sleep(25)
+            assert group.status("s") is ServerStatus.READY  # a handle's request in flight: not idle
+            assert text_of(await call.result()) == "done"
+        await anyio.sleep(10 + 10)
+        assert group.status("s") is ServerStatus.STOPPED_IDLE
+        assert peer.stats.connections == 1
 
 
 @pytest.mark.fake_clock
@@ -304,6 +346,25 @@ def test_the_snapshot_key_is_a_digest_of_the_whole_config_and_the_file_holds_no_
     assert [tool.name for tool in loaded] == ["echo"]
     assert store.load(config_key(two)) is None
     assert not any(path.name.endswith(".tmp") for path in tmp_path.iterdir())  # written whole, then renamed
+
+
+class _HostTransport(Transport):
+    """A transport of a host's own that is no dataclass."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+
+    def connect(self, handler: Any) -> Any:
+        raise NotImplementedError
+
+    @property
+    def description(self) -> str:
+        return "host transport"
+
+
+def test_a_host_transport_that_is_no_dataclass_is_keyed_by_its_attributes() -> None:
+    assert config_key(_HostTransport("a")) != config_key(_HostTransport("b"))
+    assert config_key(_HostTransport("a")) == config_key(_HostTransport("a"))
 
 
 def test_the_default_folder_is_the_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
