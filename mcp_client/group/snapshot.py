@@ -103,7 +103,7 @@ class SnapshotStore:
             if not isinstance(document, dict) or document.get("version") != _VERSION:
                 raise ValueError(f"not a version {_VERSION} snapshot")
             return _TOOLS.validate_python(document.get("tools"))
-        except (ValueError, pydantic.ValidationError) as exc:
+        except (ValueError, RecursionError, pydantic.ValidationError) as exc:  # (nesting past the decoders' depth)
             logger.warning("tool snapshot %s ignored: not a valid listing (%s)", path.name, type(exc).__name__)
             return None
 

@@ -383,10 +383,12 @@ def test_the_default_folder_is_the_user_cache(monkeypatch: pytest.MonkeyPatch, t
         b'{"version": 99, "tools": []}',
         b"[]",
         b'{"version": 1, "tools": []}' + b" " * MAX_SNAPSHOT_BYTES,
+        b'{"version": 1, "tools": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+        b'{"version": 1, "tools": [{"name": "x", "inputSchema": ' + b'{"a":' * 100_000 + b"1" + b"}" * 100_001 + b"]}",
         "symlink",
         "fifo",
     ],
-    ids=["not-json", "bad-tool", "version", "not-object", "too-big", "symlink", "fifo"],
+    ids=["not-json", "bad-tool", "version", "not-object", "too-big", "deep", "deep-schema", "symlink", "fifo"],
 )
 async def test_a_corrupt_or_hostile_snapshot_is_ignored_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, content: bytes | str
