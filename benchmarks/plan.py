@@ -401,6 +401,22 @@ def process_metrics() -> list[Metric]:
             OURS,
         ),
         Metric(
+            "group_lazy_start_ms",
+            "ClientGroup of {servers} lazy stdio servers: start (no server starts)",
+            "ms",
+            "group",
+            "lazy_group_ms",
+            OURS,
+        ),
+        Metric(
+            "group_lazy_first_call_ms",
+            "the lazy group's first call (starts the one server it needs)",
+            "ms",
+            "group",
+            "lazy_first_call_ms",
+            OURS,
+        ),
+        Metric(
             "group_client_cpu_ms",
             "ClientGroup start: this process's CPU (the rest is the servers')",
             "ms",

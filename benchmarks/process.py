@@ -15,7 +15,9 @@ Usage (the runner does this; each measurement runs in a fresh interpreter and pr
   of them together as one ``ClientGroup`` (the time to enter it, and this process's CPU meanwhile). The servers
   cost little, but twenty interpreters still start at once: the client's own CPU for the whole start is reported
   beside it, and so is the time the same servers take when they are spawned together with no client at all (one
-  request and its answer each): what the servers' own start costs on this machine's cores.
+  request and its answer each): what the servers' own start costs on this machine's cores. Then the same servers as
+  a lazy group (``start="lazy"``, a fresh snapshot folder): the time to enter it (no server starts), and the time of
+  its first call (which starts the one server it needs).
 * ``idle``: bytes that tracemalloc sees for one connected, idle ``Client`` on a tiny server (another client has
   already loaded every module), after a garbage collection.
 """
@@ -76,14 +78,36 @@ async def measure_group(servers: int, delay: float) -> dict[str, Any]:
         failed = len(group.failures)
     if failed:
         raise RuntimeError(f"{failed} of {servers} servers of the group did not start")
+    lazy_enter, lazy_first_call = await _lazy_group(servers, delay, policy)
     return {
         "slowest_single_ms": max(singles) * 1e3,
         "group_ms": took * 1e3,
         "group_client_cpu_ms": cpu * 1e3,
         "bare_together_ms": bare * 1e3,
+        "lazy_group_ms": lazy_enter * 1e3,
+        "lazy_first_call_ms": lazy_first_call * 1e3,
         "servers": servers,
         "delay_s": delay,
     }
+
+
+async def _lazy_group(servers: int, delay: float, policy: Any) -> tuple[float, float]:
+    """Seconds to enter a lazy group of ``servers`` tiny servers, and seconds of its first call (one start)."""
+    import tempfile
+
+    from mcp_client import ClientGroup
+
+    with tempfile.TemporaryDirectory() as folder:
+        group = ClientGroup(
+            {f"s{index}": _tiny(delay) for index in range(servers)}, start="lazy", snapshot=folder, timeout=policy
+        )
+        started = time.perf_counter()
+        async with group:
+            entered = time.perf_counter() - started
+            started = time.perf_counter()
+            await group.call_tool("s0/echo", {"text": "hi"})
+            first_call = time.perf_counter() - started
+    return entered, first_call
 
 
 async def _start_bare(servers: int, delay: float) -> float:

@@ -34,7 +34,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -240,6 +240,7 @@ class ServerConfig(BaseModel):
     restart: RestartConfig | None = None
     include_tools: list[Text] | None = None
     exclude_tools: list[Text] = Field(default_factory=list)
+    start: Literal["eager", "lazy"] | None = None  # (None: the group's choice)
 
     @model_validator(mode="after")
     def _check_transport(self) -> ServerConfig:
@@ -301,7 +302,11 @@ class GroupConfig(BaseModel):
         """What :class:`~mcp_client.group.ClientGroup` starts: each enabled server's transport and rules."""
         return {
             name: ServerSpec(
-                server.transport_spec(), server.policy.registry(), server.policy.max_in_flight, server.tool_filter()
+                server.transport_spec(),
+                server.policy.registry(),
+                server.policy.max_in_flight,
+                server.tool_filter(),
+                server.start,
             )
             for name, server in self.servers.items()
             if not server.disabled
@@ -317,12 +322,14 @@ class ServerSpec:
         policies: Its timeout and retry rules; their client default is replaced by the group's client options.
         max_in_flight: Most calls in flight to it at once (``policy.max_in_flight``; None: the group's option).
         tool_filter: The tools a group lists and calls (``include_tools``/``exclude_tools``; default: all).
+        start: ``"eager"`` or ``"lazy"`` (``"start"`` in ``mcp.json``; None: the group's ``start``).
     """
 
     transport: Transport
     policies: PolicyRegistry = field(default_factory=PolicyRegistry)
     max_in_flight: int | None = None
     tool_filter: ToolFilter = ALL_TOOLS
+    start: Literal["eager", "lazy"] | None = None
 
 
 # -- loading ------------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
 from mcp_client.errors import MCPClientError, ToolError
-from mcp_client.group import ClientGroup
+from mcp_client.group import ClientGroup, split_tool_name
 from mcp_client.policy import TimeoutPolicy
 
 __all__ = ["ToolEntry", "ToolSource", "error_text", "result_text", "tool_error"]
@@ -122,8 +122,22 @@ class ToolSource:
     def start(
         self, entry: ToolEntry, arguments: Mapping[str, Any] | None, *, on_progress: ProgressCallback | None = None
     ) -> Call[mcp_types.CallToolResult]:
-        """A :class:`~mcp_client.Call` handle on the tool (not yet started)."""
+        """A :class:`~mcp_client.Call` handle on the tool (not yet started); see :meth:`ready`."""
         return self.source.tool_call(entry.target, arguments, on_progress=on_progress)
+
+    async def ready(self, entry: ToolEntry) -> None:
+        """Start the tool's server first if it is a group's that is not running (lazy, or stopped idle): a handle
+        needs a running server.
+
+        Raises:
+            ConnectError: The server failed to start.
+        """
+        if isinstance(self.source, ClientGroup):
+            try:
+                await self.source.start(split_tool_name(entry.target)[0])
+            except MCPClientError as exc:
+                exc.about_tool(entry.tool.name, entry.tool.annotations)
+                raise
 
 
 typed_methods(ToolSource)  # listing and calling, for every adapter: failures typed, never an exception group

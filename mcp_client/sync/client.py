@@ -32,7 +32,7 @@ from typing import Any
 
 from mcp_client.client.client import Client as AsyncClient
 from mcp_client.config.load import ServerSpec
-from mcp_client.group import ClientGroup as AsyncClientGroup, GroupEventHook
+from mcp_client.group import ClientGroup as AsyncClientGroup, GroupEventHook, StartMode
 from mcp_client.sync.portal import Portal, PortalRunner
 from mcp_client.sync.view import ClientView, GroupView, SyncCall, SyncSubscription
 from mcp_client.transports.base import Transport
@@ -106,7 +106,8 @@ class ClientGroup(GroupView):
     Args:
         servers: The servers by name (see :class:`mcp_client.ClientGroup`).
         backend, backend_options, interrupt_timeout: As for :class:`Client`.
-        on_event, list_tools, **client_options: As for :class:`mcp_client.ClientGroup`.
+        on_event, list_tools, start, idle_stop, snapshot, **client_options: As for :class:`mcp_client.ClientGroup`
+            (``start="lazy"``: each server starts on its first call).
     """
 
     def __init__(
@@ -115,13 +116,24 @@ class ClientGroup(GroupView):
         *,
         on_event: GroupEventHook | None = None,
         list_tools: bool = True,
+        start: StartMode = "eager",
+        idle_stop: float | None = None,
+        snapshot: str | os.PathLike[str] | None = None,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
         interrupt_timeout: float = DEFAULT_INTERRUPT_TIMEOUT,
         **client_options: Any,
     ) -> None:
         self._init(
-            AsyncClientGroup(servers, on_event=on_event, list_tools=list_tools, **client_options),
+            AsyncClientGroup(
+                servers,
+                on_event=on_event,
+                list_tools=list_tools,
+                start=start,
+                idle_stop=idle_stop,
+                snapshot=snapshot,
+                **client_options,
+            ),
             backend,
             backend_options,
             interrupt_timeout,
@@ -147,6 +159,9 @@ class ClientGroup(GroupView):
         on_event: GroupEventHook | None = None,
         list_tools: bool = True,
         dialect: str | None = None,
+        start: StartMode = "eager",
+        idle_stop: float | None = None,
+        snapshot: str | os.PathLike[str] | None = None,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
         interrupt_timeout: float = DEFAULT_INTERRUPT_TIMEOUT,
@@ -160,7 +175,14 @@ class ClientGroup(GroupView):
         """
         group = cls.__new__(cls)
         async_group = AsyncClientGroup.from_config(
-            config, on_event=on_event, list_tools=list_tools, dialect=dialect, **client_options
+            config,
+            on_event=on_event,
+            list_tools=list_tools,
+            dialect=dialect,
+            start=start,
+            idle_stop=idle_stop,
+            snapshot=snapshot,
+            **client_options,
         )
         group._init(async_group, backend, backend_options, interrupt_timeout)
         return group

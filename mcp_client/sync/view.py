@@ -22,7 +22,7 @@ from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import ResultT
 from mcp_client.client.task_reference import TaskReference
 from mcp_client.client.tool_pins import ToolPins
-from mcp_client.group import ServerStatus
+from mcp_client.group.server import ServerStatus
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.listen import ListenPolicy
 from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
@@ -552,11 +552,11 @@ class GroupView(GroupBase):
 
     @property
     def failures(self) -> dict[str, Exception]:
-        """The servers that failed to start, and why."""
+        """The servers whose last start failed, and why."""
         return self._async.failures
 
     def status(self, name: str) -> ServerStatus:
-        """Where server ``name`` is: starting, ready, failed, dead or closed."""
+        """Where server ``name`` is: never started (lazy), starting, ready, stopped idle, failed, dead or closed."""
         return self._async.status(name)
 
     def policies(self, name: str) -> PolicyRegistry:
@@ -569,11 +569,13 @@ class GroupView(GroupBase):
         return self._async.tools
 
     def list_tools(self) -> dict[str, list[mcp_types.Tool]]:
-        """List the tools of every running server, concurrently; refreshes the annotations the rules use.
+        """List the tools of every server, concurrently; refreshes the annotations the rules use.
 
         Blocking: :meth:`mcp_client.ClientGroup.list_tools`, run on the event loop; Ctrl-C cancels it.
 
-        A server whose listing fails (or that is not running) is logged and left out of the result.
+        A running server is asked. A lazy server that is not running answers from its snapshot (its listing as last
+        kept on disk) without being started; one with no snapshot yet is started to list it (and stays running).
+        A server whose listing fails, or that cannot start, is logged and left out of the result.
         """
         return self._runner.run(self._async.list_tools)
 
@@ -610,7 +612,6 @@ class GroupView(GroupBase):
         Raises:
             KeyError: No such server.
             ValueError: The name is not ``server/tool``.
-            ToolNotAllowed: The server's tool filter leaves the tool out.
             ConnectError: The server failed to start.
             TransportError: The server died (and whatever else :meth:`Client.call_tool` raises).
         """
@@ -637,6 +638,9 @@ class GroupView(GroupBase):
         """A :class:`~mcp_client.Call` handle on ``server/tool`` under its rules (see :meth:`Client.tool_call`).
 
         Blocking: what :meth:`mcp_client.ClientGroup.tool_call` makes, on the event loop, as a :class:`SyncCall`.
+
+        The server must be running: a lazy one that is not raises :class:`~mcp_client.ConnectError` (nothing was
+        sent); :meth:`call_tool` starts it, and so does :meth:`start`.
         """
         runner = self._runner
         return SyncCall(
@@ -651,3 +655,14 @@ class GroupView(GroupBase):
                 raise_on_error=raise_on_error,
             ),
         )
+
+    def start(self, name: str) -> None:
+        """Start server ``name`` now if it is not running (a lazy one, or one stopped idle), within its ``connect``
+        budget; concurrent calls share the start.
+
+        Blocking: :meth:`mcp_client.ClientGroup.start`, run on the event loop; Ctrl-C cancels it.
+
+        Raises:
+            ConnectError: It failed to start (or failed within the wait before it may be tried again).
+        """
+        self._runner.run(self._async.start, name)

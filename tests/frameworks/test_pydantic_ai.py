@@ -176,3 +176,17 @@ async def test_structured_content_reaches_the_model_as_data(demo_transport: Stdi
     [returned] = model.returns
     assert isinstance(returned.content, str | dict)
     assert "outcomes" in (returned.content if isinstance(returned.content, dict) else json.loads(returned.content))
+
+
+async def test_a_deferrable_call_on_a_lazy_group_starts_its_server_first(tmp_path: Any) -> None:
+    peer = ScriptedPeer(era="modern")
+    async with ClientGroup({"s": memory(peer.serve)}, start="lazy", snapshot=tmp_path) as group:
+        await group.list_tools()  # (no snapshot yet: started to list it, and the listing kept)
+    model = ScriptedModel(call("s__echo", {"text": "lazy"}), answer_with_last_return)
+    policy = TimeoutPolicy(idle=30, maximum=60, notify_after=30)
+    async with ClientGroup({"s": memory(peer.serve)}, start="lazy", snapshot=tmp_path, timeout=policy) as group:
+        toolset = MCPToolset(group, defer_slow=True)
+        agent = Agent(model.model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+        result = await agent.run("echo")  # the tools from the snapshot; the call's handle needs its server started
+    assert result.output == "lazy"
+    assert peer.stats.connections == 2

@@ -91,6 +91,8 @@ def test_quick_process_run_reports_every_metric(tmp_path: Path) -> None:
     assert metrics["idle_client_bytes"]["ours"] > 0
     assert metrics["group_client_cpu_ms"]["ours"] > 0
     assert metrics["group_bare_together_ms"]["ours"] > 0
+    assert metrics["group_lazy_start_ms"]["ours"] > 0
+    assert metrics["group_lazy_first_call_ms"]["ours"] > 0
     assert [key for key, row in metrics.items() if row["verdicts"]] == [
         "import_ms",
         "group_start_ms",

@@ -21,7 +21,7 @@ CLEAN = {
     "mcp_client/errors.py": "from mcp_client.outcomes import for_model\n",
     "mcp_client/outcomes.py": "import enum\n",
     "mcp_client/events.py": "from mcp_client.errors import MCPClientError\nfrom mcp_client.policy.timeout import T\n",
-    "mcp_client/group.py": "from mcp_client.client.client import Client\nfrom mcp_client.config import load\n",
+    "mcp_client/group/group.py": "from mcp_client.client.client import Client\nfrom mcp_client.config import load\n",
     "mcp_client/otel.py": "from mcp_client import events\n",
     "mcp_client/config/__init__.py": "",
     "mcp_client/config/load.py": "from mcp_client.transports.stdio import stdio\n",
@@ -78,7 +78,7 @@ def test_a_tree_that_keeps_every_rule_passes(tmp_path: Path) -> None:
     result = _check(_tree(tmp_path, CLEAN))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines() == [
-        f"check_layers: {len(CLEAN)} modules (7 top-level), 6 of 6 rules held, 0 circle(s), 0 upward import(s), "
+        f"check_layers: {len(CLEAN)} modules (6 top-level), 6 of 6 rules held, 0 circle(s), 0 upward import(s), "
         "0 across the wings, 0 private-name warning(s)"
     ]
 
@@ -90,8 +90,8 @@ def test_a_tree_that_keeps_every_rule_passes(tmp_path: Path) -> None:
         ("mcp_client/protocol/era.py", "from mcp_client.session.session import S\n", "wire (session/) sits above"),
         ("mcp_client/_types.py", "from mcp_client.outcomes import Ran\n", "in core, outcomes.py sits above _types.py"),
         ("mcp_client/outcomes.py", "from mcp_client.policy.backoff import B\n", "policy/ sits above outcomes.py"),
-        ("mcp_client/config/env.py", "from mcp_client.group import G\n", "in host, group.py sits above config/"),
-        ("mcp_client/group.py", "from mcp_client import Client\n", "imports mcp_client.Client: in host"),
+        ("mcp_client/config/env.py", "from mcp_client.group.group import G\n", "in host, group/ sits above config/"),
+        ("mcp_client/group/group.py", "from mcp_client import Client\n", "imports mcp_client.Client: in host"),
         ("mcp_client/cache/store.py", "from mcp_client.client.client import C\n", "client (client/) sits above"),
         ("mcp_client/cache/__init__.py", "from mcp_client.subscriptions import S\n", "the wings never import each"),
         ("mcp_client/extensions/skills.py", "from ..cache import walk\n", "the wings never import each other"),
@@ -111,7 +111,7 @@ def test_a_tree_that_keeps_every_rule_passes(tmp_path: Path) -> None:
         ("mcp_client/session/x.py", "from mcp_client.transports.http import H\n", "through base.py only"),
         ("mcp_client/transports/http.py", "from ..protocol.negotiate import ERA_CACHE\n", "protocol.negotiate"),
         # size
-        ("mcp_client/group.py", "x = 1\n" * 501, "501 lines: a module may have at most 500"),
+        ("mcp_client/group/group.py", "x = 1\n" * 501, "501 lines: a module may have at most 500"),
         ("mcp_client/transports/http/exchange.py", "x = 1\n" * 501, "501 lines"),
     ],
 )

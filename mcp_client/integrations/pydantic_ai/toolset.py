@@ -167,6 +167,7 @@ class MCPToolset(AbstractToolset[Any]):
     async def _call_or_defer(
         self, entry: ToolEntry, arguments: dict[str, Any], notify_after: float, tool_call_id: str
     ) -> mcp_types.CallToolResult:
+        await self._source.ready(entry)
         async with self._source.start(entry, arguments) as call:
             with anyio.move_on_after(notify_after):
                 await call.wait()

@@ -1,4 +1,4 @@
-"""Many servers at once: start them concurrently, address their tools as ``server/tool``, shut them all down.
+"""Many servers at once: start them concurrently (or each on first use), address their tools as ``server/tool``.
 
 ```python
 async with ClientGroup.from_config("mcp.json") as group:
@@ -7,10 +7,10 @@ async with ClientGroup.from_config("mcp.json") as group:
 ```
 
 Each server runs in a task of its own that enters its :class:`~mcp_client.Client`, reports "started" (or
-"failed"), waits for the group to close, and leaves its client (anyio requires a context manager to be left by
-the task that entered it). So:
+"failed"), waits for the group to close, and leaves its client (see :mod:`mcp_client.group.life`). So:
 
-* servers start concurrently, each within the ``connect`` budget of its policy;
+* eager servers (the default) start concurrently when the group is entered, each within the ``connect`` budget of
+  its policy; lazy ones (``start="lazy"``) start on the first call that needs them (:mod:`mcp_client.group.lazy`);
 * a server that fails to start is recorded in :attr:`ClientGroup.failures` and logged; the others are not touched;
 * a server that dies later fails its own calls (:class:`~mcp_client.TransportError`) and nothing else;
 * closing the group shuts every server down concurrently: for stdio, close stdin, SIGTERM, SIGKILL (bounded); for
@@ -19,35 +19,37 @@ the task that entered it). So:
 Each server's calls run under its :class:`~mcp_client.policy.registry.PolicyRegistry` (the ``policy`` block of its
 ``mcp.json`` entry) over the group's client options: precedence call > tool rule > annotation rule > server >
 client default. The annotations come from a ``tools/list`` the group makes when a server starts (and again on
-every :meth:`ClientGroup.list_tools`); a failure of that listing is logged and only leaves the annotation rules
-out.
+every :meth:`ClientGroup.list_tools`; for a lazy server not started yet, from its snapshot); a failure of that
+listing is logged and only leaves the annotation rules out.
 """
 
 from __future__ import annotations
 
-import enum
-import math
+import dataclasses
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 import mcp_types
 
-from mcp_client._log_guard import package_logger
 from mcp_client._typed import typed_methods
 from mcp_client.calls.in_flight_limit import check_max_in_flight
 from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
 from mcp_client.config.load import ServerSpec, load_config
-from mcp_client.config.tool_filter import ALL_TOOLS, ToolFilter, ToolNotAllowed
-from mcp_client.errors import ConnectError, MCPClientError, TransportError
+from mcp_client.config.tool_filter import ToolNotAllowed
+from mcp_client.errors import ConnectError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
+from mcp_client.group.lazy import running_client, started_client
+from mcp_client.group.life import ServerLives
+from mcp_client.group.server import GroupServer, ServerStatus
+from mcp_client.group.snapshot import SnapshotStore, config_key
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryPolicy
@@ -56,28 +58,13 @@ from mcp_client.transports.base import Transport
 
 __all__ = ["ClientGroup", "GroupEventHook", "ServerStatus", "split_tool_name"]
 
-logger = package_logger("mcp_client.group")
+logger = logging.getLogger("mcp_client.group")
 
 GroupEventHook = Callable[[str, Event], None]
 """``on_event`` of a group: called with the server's name and each event of its client."""
 
-_CONNECT_GRACE = 1.0
-"""Seconds the group waits past a server's ``connect`` budget before giving up on it itself (the client's own
-limit, which gives the better error, normally fires first)."""
-
-
-class ServerStatus(enum.Enum):
-    """Where one server of a group is in its life."""
-
-    STARTING = "starting"
-    READY = "ready"
-    """Started; its calls go through."""
-    FAILED = "failed"
-    """Did not start; :attr:`ClientGroup.failures` says why."""
-    DEAD = "dead"
-    """Started, then its connection was lost (the process exited, the stream closed): its calls fail."""
-    CLOSED = "closed"
-    """The group was closed."""
+StartMode = Literal["eager", "lazy"]
+"""When a server starts: ``"eager"`` when the group is entered, ``"lazy"`` on the first call that needs it."""
 
 
 def split_tool_name(qualified: str) -> tuple[str, str]:
@@ -86,45 +73,6 @@ def split_tool_name(qualified: str) -> tuple[str, str]:
     if not slash or not server or not tool:
         raise ValueError(f"a tool of a group is addressed as 'server/tool', got {qualified!r}")
     return server, tool
-
-
-@dataclass(eq=False)
-class _Server:
-    """One server of a group, and the state its task shares with the group."""
-
-    name: str
-    transport: Transport
-    policies: PolicyRegistry
-    max_in_flight: int | None = None
-    tool_filter: ToolFilter = ALL_TOOLS
-    client: Client | None = None
-    error: Exception | None = None
-    tools: dict[str, mcp_types.Tool] = field(default_factory=dict)
-    closed: bool = False
-    started: anyio.Event = field(default_factory=anyio.Event)
-    stop: anyio.Event = field(default_factory=anyio.Event)
-
-    @property
-    def status(self) -> ServerStatus:
-        if self.error is not None:
-            return ServerStatus.FAILED
-        if self.closed:
-            return ServerStatus.CLOSED
-        if self.client is None:
-            return ServerStatus.STARTING
-        if self.client.session.closed_error is not None:
-            return ServerStatus.DEAD
-        return ServerStatus.READY
-
-    def annotations(self, tool: str) -> mcp_types.ToolAnnotations | None:
-        """What ``tools/list`` said of ``tool`` (a listed tool without annotations gets the spec's defaults)."""
-        listed = self.tools.get(tool)
-        if listed is None:
-            return None
-        return listed.annotations if listed.annotations is not None else _NO_HINTS
-
-
-_NO_HINTS = mcp_types.ToolAnnotations()
 
 
 class ClientGroup:
@@ -140,6 +88,14 @@ class ClientGroup:
             :class:`~mcp_client.Transport` (no rules of its own). Names must be non-empty and hold no ``/``.
         on_event: Called with the server's name and each event of its client; quick, must not block.
         list_tools: List each server's tools when it starts, for the annotation rules (default: yes).
+        start: ``"eager"`` (default): every server starts when the group is entered. ``"lazy"``: none does; each
+            starts on the first call that needs it, under that call's deadline (see :mod:`mcp_client.group.lazy`),
+            and :meth:`list_tools` answers from its snapshot. A server's own ``ServerSpec.start`` (``"start"`` in
+            ``mcp.json``) replaces this for that server.
+        idle_stop: Seconds without a call after which a started server is stopped (None, the default: never); its
+            next call starts it again.
+        snapshot: The folder of the lazy servers' tool snapshots (default: ``$XDG_CACHE_HOME/mcp_client``, else
+            ``~/.cache/mcp_client``); see :mod:`mcp_client.group.snapshot`.
         **client_options: Passed to every :class:`~mcp_client.Client`. ``timeout`` and ``retry`` are the client
             default under every server's rules; ``retry_rules`` is not accepted (use the ``policy`` block).
             ``max_in_flight`` limits each server on its own; a server's ``ServerSpec.max_in_flight`` (its
@@ -152,6 +108,9 @@ class ClientGroup:
         *,
         on_event: GroupEventHook | None = None,
         list_tools: bool = True,
+        start: StartMode = "eager",
+        idle_stop: float | None = None,
+        snapshot: str | os.PathLike[str] | None = None,
         **client_options: Any,
     ) -> None:
         if "retry_rules" in client_options:
@@ -160,17 +119,31 @@ class ClientGroup:
             raise TypeError("on_event is the group's own (server name, event); transport comes from servers")
         default_timeout = as_timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
         default_retry: RetryPolicy | None = client_options.pop("retry", DEFAULT_RETRY)
-        self._servers: dict[str, _Server] = {}
+        _check_start(start, "start")
+        if idle_stop is not None and (isinstance(idle_stop, bool) or not idle_stop > 0):
+            raise ValueError(f"idle_stop must be a positive number of seconds or None, got {idle_stop!r}")
+        self._servers: dict[str, GroupServer] = {}
         for name, spec in servers.items():
             _check_name(name)
             if isinstance(spec, Transport):
                 spec = ServerSpec(spec)
             policies = spec.policies.with_defaults(default_timeout, default_retry)
             limit = check_max_in_flight(spec.max_in_flight, where=f"the max_in_flight of server {name!r}")
-            self._servers[name] = _Server(name, spec.transport, policies, limit, spec.tool_filter)
+            mode = spec.start or start
+            _check_start(mode, f"the start of server {name!r}")
+            lazy = mode == "lazy"
+            key = config_key(spec.transport) if lazy else None
+            self._servers[name] = GroupServer(
+                name, spec.transport, policies, limit, lazy, snapshot_key=key, tool_filter=spec.tool_filter
+            )
         self._on_event = on_event
-        self._list_tools = list_tools
-        self._client_options = client_options
+        self._lives = ServerLives(
+            client_options,
+            list_tools=list_tools,
+            idle_stop=idle_stop,
+            snapshots=SnapshotStore(snapshot),
+            on_event=self._event,
+        )
         self._stack: AsyncExitStack | None = None
         self._entered = False
 
@@ -182,6 +155,9 @@ class ClientGroup:
         on_event: GroupEventHook | None = None,
         list_tools: bool = True,
         dialect: str | None = None,
+        start: StartMode = "eager",
+        idle_stop: float | None = None,
+        snapshot: str | os.PathLike[str] | None = None,
         **client_options: Any,
     ) -> ClientGroup:
         """A group of the servers of an ``mcp.json`` (a path or its parsed content); see :mod:`mcp_client.config.load`.
@@ -193,7 +169,8 @@ class ClientGroup:
             ConfigError: The configuration is not valid (every problem listed with its JSON path).
         """
         specs = load_config(config, dialect=dialect).specs()
-        return cls(specs, on_event=on_event, list_tools=list_tools, **client_options)
+        options = {"start": start, "idle_stop": idle_stop, "snapshot": snapshot, **client_options}
+        return cls(specs, on_event=on_event, list_tools=list_tools, **options)
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -204,11 +181,17 @@ class ClientGroup:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
-            task_group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(self._closed)
+            self._lives.task_group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._signal_stop)  # unwinds before the task group: every server leaves its client
+            eager = [server for server in self._servers.values() if not server.lazy]
             for server in self._servers.values():
-                task_group.start_soon(self._run, server, name=f"mcp server {server.name!r}")
-            for server in self._servers.values():
+                if server.lazy:  # the snapshot only: no process, no connection
+                    server.seen = self._lives.snapshots.load(server.snapshot_key) if server.snapshot_key else None
+                    server.tools = {tool.name: tool for tool in server.seen or ()}
+            for server in eager:
+                self._lives.launch(server)
+            for server in eager:
                 await server.started.wait()
         except BaseException:
             self._signal_stop()
@@ -232,45 +215,19 @@ class ClientGroup:
             await stack.aclose()
 
     def _signal_stop(self) -> None:
+        self._lives.task_group, self._lives.closed = None, True  # no new life from here on
         for server in self._servers.values():
             server.stop.set()
+            server.wake.set()
+            if server.start_scope is not None and server.phase is ServerStatus.STARTING:
+                server.start_scope.cancel()  # a start under way ends now, not at its connect budget
 
-    async def _run(self, server: _Server) -> None:
-        """The life of one server: start, report, wait for the group to close, shut down. Never raises."""
-        options = self._client_options
-        if server.max_in_flight is not None:  # the server's own limit over the group's
-            options = {**options, "max_in_flight": server.max_in_flight}
-        client = Client(
-            server.transport,
-            timeout=server.policies.server_timeout,
-            retry=server.policies.server_retry,
-            on_event=lambda event: self._event(server, event),
-            **options,
-        )
-        connect = server.policies.server_timeout.connect
-        budget = connect + _CONNECT_GRACE if connect is not None else math.inf
-        try:
-            with anyio.CancelScope(deadline=anyio.current_time() + budget) as start_scope:
-                async with client:
-                    start_scope.deadline = math.inf
-                    server.client = client
-                    if self._list_tools:
-                        await self._refresh_tools(server)
-                    server.started.set()
-                    await server.stop.wait()
-            if start_scope.cancelled_caught and server.client is None:
-                raise ConnectError(f"could not start {server.transport.description!r} within {connect:g} s")
-        except Exception as exc:
-            if server.client is None:
-                server.error = exc
-                logger.warning("server %r failed to start: %s", server.name, exc)
-            else:
-                logger.warning("server %r did not shut down cleanly: %s", server.name, exc)
-        finally:
-            server.closed = server.client is not None
-            server.started.set()
+    def _closed(self) -> None:
+        for server in self._servers.values():
+            if server.phase in (ServerStatus.NEVER_STARTED, ServerStatus.STOPPED_IDLE):
+                server.phase = ServerStatus.CLOSED
 
-    def _event(self, server: _Server, event: Event) -> None:
+    def _event(self, server: GroupServer, event: Event) -> None:
         if isinstance(event, ServerNotification) and event.method == "notifications/tools/list_changed":
             server.tools = {}  # stale annotations are worse than none: re-learnt at the next list_tools()
         elif isinstance(event, TransportFailure) and event.request_id is None and not server.stop.is_set():
@@ -280,13 +237,6 @@ class ClientGroup:
                 self._on_event(server.name, event)
             except Exception:
                 logger.exception("on_event hook failed on %r from server %r", event, server.name)
-
-    async def _refresh_tools(self, server: _Server) -> list[mcp_types.Tool]:
-        assert server.client is not None
-        tools = await _list_or_log(server)
-        if tools is not None:
-            server.tools = {tool.name: tool for tool in tools}
-        return list(server.tools.values())
 
     # -- the servers -----------------------------------------------------------------------------------------
 
@@ -303,10 +253,11 @@ class ClientGroup:
         """The client of server ``name``. Raises ``KeyError`` for an unknown name, ``ConnectError`` (with the
         cause) for a server that failed to start."""
         server = self._server(name)
-        if server.error is not None:
+        if server.phase is ServerStatus.FAILED:
             raise ConnectError(f"server {name!r} failed to start: {server.error}") from server.error
-        if server.client is None or server.closed:
-            raise RuntimeError(f"server {name!r} is not running ({server.status.value}): use 'async with group'")
+        if server.client is None or server.phase is not ServerStatus.READY:
+            hint = "start it with a call first" if server.lazy else "use 'async with group'"
+            raise RuntimeError(f"server {name!r} is not running ({server.status.value}): {hint}")
         return server.client
 
     @property
@@ -315,23 +266,27 @@ class ClientGroup:
         return {
             name: server.client
             for name, server in self._servers.items()
-            if server.client is not None and not server.closed
+            if server.client is not None and server.phase is ServerStatus.READY
         }
 
     @property
     def failures(self) -> dict[str, Exception]:
-        """The servers that failed to start, and why."""
-        return {name: server.error for name, server in self._servers.items() if server.error is not None}
+        """The servers whose last start failed, and why."""
+        return {
+            name: server.error
+            for name, server in self._servers.items()
+            if server.error is not None and server.phase is ServerStatus.FAILED
+        }
 
     def status(self, name: str) -> ServerStatus:
-        """Where server ``name`` is: starting, ready, failed, dead or closed."""
+        """Where server ``name`` is: never started (lazy), starting, ready, stopped idle, failed, dead or closed."""
         return self._server(name).status
 
     def policies(self, name: str) -> PolicyRegistry:
         """The rules server ``name``'s calls run under (over the group's client default)."""
         return self._server(name).policies
 
-    def _server(self, name: str) -> _Server:
+    def _server(self, name: str) -> GroupServer:
         try:
             return self._servers[name]
         except KeyError:
@@ -349,18 +304,29 @@ class ClientGroup:
         }
 
     async def list_tools(self) -> dict[str, list[mcp_types.Tool]]:
-        """List the tools of every running server, concurrently; refreshes the annotations the rules use.
+        """List the tools of every server, concurrently; refreshes the annotations the rules use.
 
-        A server whose listing fails (or that is not running) is logged and left out of the result.
+        A running server is asked. A lazy server that is not running answers from its snapshot (its listing as last
+        kept on disk) without being started; one with no snapshot yet is started to list it (and stays running).
+        A server whose listing fails, or that cannot start, is logged and left out of the result.
         """
         results: dict[str, list[mcp_types.Tool]] = {}
 
-        async def one(server: _Server) -> None:
-            if server.client is None or server.closed:
-                return
-            tools = await _list_or_log(server)
+        async def one(server: GroupServer) -> None:
+            if server.phase is not ServerStatus.READY:
+                if server.seen is not None or (server.phase is ServerStatus.STOPPED_IDLE and server.tools):
+                    listed = server.seen or server.tools.values()
+                    results[server.name] = [tool for tool in listed if server.tool_filter.allows(tool.name)]
+                    return
+                if not server.lazy or self._lives.task_group is None:
+                    return
+                try:
+                    await started_client(self._lives, server)
+                except ConnectError as exc:
+                    logger.warning("server %r: not listed: %s", server.name, exc)
+                    return
+            tools = await self._lives.refresh_tools(server)
             if tools is not None:
-                server.tools = {tool.name: tool for tool in tools}
                 results[server.name] = tools
 
         async with anyio.create_task_group() as task_group:
@@ -371,8 +337,9 @@ class ClientGroup:
     def accept_tool_change(self, name: str) -> None:
         """Accept the changed definition of tool ``server/tool`` (see :meth:`Client.accept_tool_change
         <mcp_client.Client.accept_tool_change>`): with ``pin_tools=True``, its calls go through again."""
-        server, tool = split_tool_name(name)
-        self[server].accept_tool_change(tool)
+        server_name, tool = split_tool_name(name)
+        self[server_name].accept_tool_change(tool)
+        self._lives.save_snapshot(self._server(server_name))
 
     def resolve(
         self,
@@ -401,22 +368,31 @@ class ClientGroup:
         Raises:
             KeyError: No such server.
             ValueError: The name is not ``server/tool``.
-            ToolNotAllowed: The server's tool filter leaves the tool out.
             ConnectError: The server failed to start.
             TransportError: The server died (and whatever else :meth:`Client.call_tool` raises).
         """
         name, tool = split_tool_name(qualified)
         self._check_allowed(name, tool)
-        client = self._live_client(name)
-        policy, retry_policy = self.resolve(qualified, timeout=timeout, retry=retry)
-        return await client.call_tool(
-            tool,
-            arguments,
-            timeout=policy,
-            retry=retry_policy,
-            on_progress=on_progress,
-            raise_on_error=raise_on_error,
-        )
+        server = self._server(name)
+        began = anyio.current_time()
+        policy, _ = self.resolve(qualified, timeout=timeout, retry=retry)
+        client = await running_client(self._lives, server, policy.maximum)  # a lazy server starts here
+        policy, retry_policy = self.resolve(qualified, timeout=timeout, retry=retry)  # (now with its annotations)
+        spent = anyio.current_time() - began
+        if spent > 0 and policy.maximum is not None:  # the start spent the call's own time
+            policy = dataclasses.replace(policy, maximum=max(policy.maximum - spent, _LEAST))
+        server.use()
+        try:
+            return await client.call_tool(
+                tool,
+                arguments,
+                timeout=policy,
+                retry=retry_policy,
+                on_progress=on_progress,
+                raise_on_error=raise_on_error,
+            )
+        finally:
+            server.release()
 
     def tool_call(
         self,
@@ -428,7 +404,11 @@ class ClientGroup:
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
     ) -> Call[mcp_types.CallToolResult]:
-        """A :class:`~mcp_client.Call` handle on ``server/tool`` under its rules (see :meth:`Client.tool_call`)."""
+        """A :class:`~mcp_client.Call` handle on ``server/tool`` under its rules (see :meth:`Client.tool_call`).
+
+        The server must be running: a lazy one that is not raises :class:`~mcp_client.ConnectError` (nothing was
+        sent); :meth:`call_tool` starts it, and so does :meth:`start`.
+        """
         name, tool = split_tool_name(qualified)
         self._check_allowed(name, tool)
         client = self._live_client(name)
@@ -446,7 +426,19 @@ class ClientGroup:
         if not self._server(name).tool_filter.allows(tool):
             raise ToolNotAllowed(f"tool {tool!r} of server {name!r} is left out by its tool filter", name=tool)
 
+    async def start(self, name: str) -> None:
+        """Start server ``name`` now if it is not running (a lazy one, or one stopped idle), within its ``connect``
+        budget; concurrent calls share the start.
+
+        Raises:
+            ConnectError: It failed to start (or failed within the wait before it may be tried again).
+        """
+        await started_client(self._lives, self._server(name))
+
     def _live_client(self, name: str) -> Client:
+        server = self._server(name)
+        if server.phase in (ServerStatus.NEVER_STARTED, ServerStatus.STARTING, ServerStatus.STOPPED_IDLE):
+            raise ConnectError(f"server {name!r} is not running ({server.status.value}): start it first")
         client = self[name]
         closed = client.session.closed_error
         if closed is not None:
@@ -457,14 +449,13 @@ class ClientGroup:
 typed_methods(ClientGroup)  # every public coroutine method: failures typed, never an exception group
 
 
-async def _list_or_log(server: _Server) -> list[mcp_types.Tool] | None:
-    assert server.client is not None
-    try:
-        tools = await server.client.list_tools()
-    except MCPClientError as exc:
-        logger.warning("server %r: tools/list failed (annotation rules left out): %s", server.name, exc)
-        return None
-    return [tool for tool in tools if server.tool_filter.allows(tool.name)]  # a filtered tool is never offered
+_LEAST = 1e-6
+"""The least maximum a call keeps after its server's start (a positive number: the policy takes no zero)."""
+
+
+def _check_start(mode: object, where: str) -> None:
+    if mode not in ("eager", "lazy"):
+        raise ValueError(f"{where} must be 'eager' or 'lazy', got {mode!r}")
 
 
 def _check_name(name: object) -> None:
