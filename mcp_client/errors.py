@@ -27,6 +27,7 @@ MCPClientError
 │   ├── HeaderMismatch           -32020: HTTP headers missing, or not matching the body
 │   ├── MissingClientCapability  -32021: the request lacks a client capability it needs
 │   └── UnsupportedProtocolVersion  -32022: the server does not speak the request's version
+├── CheckpointNotRecorded        integrations/temporal/failures.py: Temporal could not record the call's checkpoint
 ├── ToolError                    the tool reported ``isError: true`` (only when the caller asks for raising)
 ├── ToolChanged                  ``pin_tools``: the tool's definition changed since it was pinned; nothing was sent
 │   └── ToolNotReviewed          client/tool_pins.py: strict pins do not name the tool; nothing was sent
