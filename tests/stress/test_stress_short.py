@@ -29,7 +29,8 @@ def test_the_short_stress_run_passes_and_counts_every_scenario(tmp_path: Path) -
     for report in reports:
         tallies = {tally["name"]: tally for tally in report["tallies"]}
         for transport in ("memory", "stdio", "http"):
-            assert tallies[f"hostile/{transport}"]["counts"]["rounds"] == len(HOSTILE_KINDS) + 1  # each kind once, and result_and_error
+            rounds = tallies[f"hostile/{transport}"]["counts"]["rounds"]
+            assert rounds == len(HOSTILE_KINDS) + 1  # each kind once, and result_and_error
             race = tallies[f"cancel_race/{transport}"]["counts"]
             assert race.get("answered", 0) + race.get("cancelled", 0) == 200
         soak = tallies["soak/stdio"]
