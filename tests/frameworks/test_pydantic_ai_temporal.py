@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client as TemporalClient, WorkflowHandle
+from temporalio.client import Client as TemporalClient, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import CancelledError
 
 from tests.frameworks.pydantic_ai_temporal import CountingAgentWorkflow, ShortMaximumAgentWorkflow
 from tests.temporal.conftest import Workers
@@ -103,6 +104,10 @@ async def test_cancelling_the_agents_workflow_cancels_the_call_on_the_server(
     await until(lambda: "started" in lines(events_path, tag), "the server runs the tool")
     await handle.cancel()
     await until(lambda: "cancelled" in lines(events_path, tag), "the call was cancelled on the server")
+    # The cancellation is the caller's own: not a tool failure for the model, so the run ends cancelled.
+    with pytest.raises(WorkflowFailureError) as failed:
+        await result_of(handle)
+    assert isinstance(failed.value.cause, CancelledError)
     assert "completed" not in lines(events_path, tag)
 
 
