@@ -1,8 +1,8 @@
 """A Temporal worker process for the pydantic-ai agent tests: ``python pydantic_ai_temporal_worker.py ADDRESS
 TASK_QUEUE PLAIN_URL``.
 
-Runs ``CountingAgentWorkflow`` and ``ShortMaximumAgentWorkflow`` with pydantic-ai's plugin (its model activities) and mcp_client's ``MCPPlugin`` (the
-``plain`` server's activities) until killed; prints ``ready`` once it polls.
+Runs ``CountingAgentWorkflow`` and ``ShortMaximumAgentWorkflow`` with pydantic-ai's plugin (its model activities)
+and mcp_client's ``MCPPlugin`` (the ``plain`` server's activities) until killed; prints ``ready`` once it polls.
 """
 
 from __future__ import annotations

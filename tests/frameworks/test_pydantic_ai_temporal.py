@@ -16,7 +16,10 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client as TemporalClient, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
+from temporalio.worker import Replayer
 
+from mcp_client import Client, http
+from mcp_client.integrations.temporal import MCPPlugin
 from tests.frameworks.pydantic_ai_temporal import CountingAgentWorkflow, ShortMaximumAgentWorkflow
 from tests.temporal.conftest import Workers
 from tests.temporal.observe import attempts, heartbeat, lines, new_tag, result_of, running_on, until
@@ -73,6 +76,10 @@ async def test_the_agents_tool_calls_are_mcp_client_activities(
     # The workflow's history names the server by the plugin's name only, never by its URL.
     history = await handle.fetch_history()
     assert plain_url.split("//", 1)[1] not in history.to_json()
+    # Replayed from its history alone (no server: the plugin's factory is never called), the workflow makes the same
+    # decisions: the tools' listing is an activity's recorded result, whatever the server lists now.
+    plugins = [PydanticAIPlugin(), MCPPlugin({"plain": lambda: Client(http(plain_url))})]
+    await Replayer(workflows=[CountingAgentWorkflow], plugins=plugins).replay_workflow(history)
 
 
 async def test_a_worker_killed_during_the_agents_call_does_not_run_the_tool_twice(
