@@ -20,6 +20,7 @@ from tests.temporal.conftest import EVENTS_ENV
 from tests.temporal.observe import lines, new_tag, until
 
 APP = Path(__file__).resolve().parent / "pydantic_ai_dbos_app.py"
+PLAIN_SERVER = Path(__file__).resolve().parents[1] / "temporal" / "servers" / "plain_server.py"
 
 pytestmark = pytest.mark.anyio
 
@@ -152,3 +153,46 @@ async def test_cancelling_the_dbos_workflow_cancels_the_call_on_the_server(
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     assert "completed" not in lines(events_path, tag)
+
+
+@pytest.mark.parametrize("tool", ["count", "count_idempotent"])
+async def test_a_step_run_again_after_a_loss_never_says_the_tool_did_not_run(
+    tmp_path: Path, events_path: Path, tool: str
+) -> None:
+    """A call step whose earlier run may have sent its request (its checkpoint says ``written``) runs again while
+    the server is gone: whatever fails now (the listing it reads the tool's annotations from, or the call made
+    again), the tool may have run, and the error says so, never "it did not run, so it is safe to try again"."""
+    from dbos import DBOS, SetWorkflowID
+
+    from mcp_client import Client, MCPClientError, TimeoutPolicy, http
+    from mcp_client.integrations.dbos import EVENT_PREFIX, call_tool
+    from tests.interop.conftest import free_port, serve_http
+
+    port = free_port()
+    server = serve_http(
+        [sys.executable, str(PLAIN_SERVER), "--port", str(port)], port, {**os.environ}, "the plain MCP server"
+    )
+    url = next(server)
+    client = Client(http(url), timeout=TimeoutPolicy(idle=10, maximum=10, connect=5), probe_timeout=10)
+
+    @DBOS.workflow(name=f"lost-{tool}")
+    async def run_again() -> str:
+        # What a run killed during the call step (its second step) left: the request may have been sent.
+        await DBOS.set_event_async(f"{EVENT_PREFIX}2", {"phase": "written"})
+        try:
+            await call_tool(client, tool, {"seconds": 0, "tag": new_tag()})
+        except MCPClientError as exc:
+            return exc.for_model
+        return "the call succeeded"
+
+    DBOS(config={"name": "lost_step", "system_database_url": f"sqlite:///{tmp_path / 'lost_step.sqlite'}"})
+    try:
+        async with client:
+            DBOS.launch()
+            server.close()  # the server goes away before the step runs again
+            with SetWorkflowID(f"lost-{uuid.uuid4().hex}"):
+                text = await run_again()
+    finally:
+        DBOS.destroy()
+    assert "may have run" in text
+    assert "did not run" not in text
