@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,7 @@ async def test_a_step_run_again_after_a_loss_never_says_the_tool_did_not_run(
     server = serve_http(
         [sys.executable, str(PLAIN_SERVER), "--port", str(port)], port, {**os.environ}, "the plain MCP server"
     )
+    assert isinstance(server, Generator)  # closed to stop the server
     url = next(server)
     client = Client(http(url), timeout=TimeoutPolicy(idle=10, maximum=10, connect=5), probe_timeout=10)
 
