@@ -218,3 +218,42 @@ async def test_a_step_run_again_after_a_loss_never_says_the_tool_did_not_run(
         DBOS.destroy()
     assert "may have run" in text
     assert "did not run" not in text
+
+
+async def test_the_maximum_passing_inside_a_call_step_is_its_typed_outcome(
+    tmp_path: Path, plain_url: str, events_path: Path
+) -> None:
+    """A call that runs past its maximum inside the step ends with ``MaxTimeout`` ("may have run", the server told
+    to stop): the step's recorded outcome, the same typed error when DBOS reads it back, never an exception group."""
+    from dbos import DBOS, SetWorkflowID
+
+    from mcp_client import Client, MaxTimeout, MCPClientError, TimeoutPolicy, http
+    from mcp_client.integrations.dbos import call_tool
+
+    tag = new_tag()
+    client = Client(http(plain_url), timeout=TimeoutPolicy(idle=10, maximum=1, connect=10), probe_timeout=10)
+
+    @DBOS.workflow(name="past-the-maximum")
+    async def past_the_maximum() -> str:
+        try:
+            await call_tool(client, "count", {"seconds": 5, "tag": tag})
+        except MCPClientError as exc:
+            return exc.for_model
+        return "the call succeeded"
+
+    workflow_id = f"maximum-{uuid.uuid4().hex}"
+    DBOS(config={"name": "past_maximum", "system_database_url": f"sqlite:///{tmp_path / 'past_maximum.sqlite'}"})
+    try:
+        async with client:
+            DBOS.launch()
+            with SetWorkflowID(workflow_id):
+                text = await past_the_maximum()
+            (step,) = await DBOS.list_workflow_steps_async(workflow_id)
+    finally:
+        DBOS.destroy()
+    assert "did not finish within its time limit of 1 s" in text
+    assert "may have run" in text
+    assert isinstance(step["error"], MaxTimeout)  # read back from DBOS's record: the typed error
+    assert step["error"].may_have_run is True
+    await until(lambda: "cancelled" in lines(events_path, tag), "the server was told to stop", 20)
+    assert lines(events_path, tag).count("started") == 1
