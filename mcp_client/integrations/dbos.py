@@ -14,6 +14,9 @@ recovered, so the step that runs again reads what the lost one recorded:
   :class:`ProcessLost`, whose ``for_model`` says the tool may have run;
 * nothing: the request never left, so it is made now.
 
+Whatever fails in a step that runs again after a loss (the listing it reads the annotations from, a resumed task,
+the call made again) says the tool may have run: the lost run may have sent the request.
+
 The call runs under the client's policy as any other (idle timeout reset by progress, the maximum, cancellation
 on the wire). Steps run in the workflow's own process, so the client is the caller's, connected as usual. A failed
 call is the step's recorded outcome: its typed error, raised again when the workflow is recovered after the step
@@ -30,7 +33,7 @@ from dbos import DBOS
 
 from mcp_client.client.client import Client
 from mcp_client.client.task_reference import TaskReference
-from mcp_client.errors import TransportError
+from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.group import ClientGroup
 
 __all__ = ["EVENT_PREFIX", "ProcessLost", "call_tool", "in_workflow"]
@@ -85,36 +88,50 @@ async def _call_tool_step(
     client, tool = _client_of(source, name)
     key = f"{EVENT_PREFIX}{step_id}"
     last = (await DBOS.get_all_events_async(workflow_id)).get(key)
-    if last is not None:
-        resumed = await _after_loss(client, tool, last)
-        if resumed is not None:
-            return resumed
-    await DBOS.set_event_async(key, {"phase": "written"})  # committed before the request exists
-    call = client.tool_call(tool, arguments)
-    async with call:
-        reference = await call.handoff()
-        if reference is not None:
-            await DBOS.set_event_async(key, {"phase": "task", "task": reference.to_dict()})
-        await call.wait()
-    return call.outcome()
+    try:
+        if last is not None:
+            resumed = await _after_loss(client, tool, last)
+            if resumed is not None:
+                return resumed
+        await DBOS.set_event_async(key, {"phase": "written"})  # committed before the request exists
+        call = client.tool_call(tool, arguments)
+        async with call:
+            reference = await call.handoff()
+            if reference is not None:
+                await DBOS.set_event_async(key, {"phase": "task", "task": reference.to_dict()})
+            await call.wait()
+        return call.outcome()
+    except MCPClientError as exc:
+        if last is not None:  # whatever failed now, the lost run may have sent the request: the tool may have run
+            exc.may_have_run = True
+        raise
 
 
 async def _after_loss(client: Client, tool: str, last: Any) -> mcp_types.CallToolResult | None:
     """The step runs again after its process was lost: the task it made, resumed; None for a tool that is safe to
     call again. Raises ProcessLost for the rest."""
-    listed = {entry.name: entry for entry in await client.list_tools()}  # the annotations say what is safe
-    annotations = listed[tool].annotations if tool in listed else None
     if isinstance(last, dict) and last.get("phase") == "task" and isinstance(last.get("task"), dict):
         try:
             reference = TaskReference.from_dict(last["task"])
             client.check_reference(reference)
         except ValueError as exc:
             reason = f"the task this call made cannot be resumed here ({exc}); it may have run"
-            raise ProcessLost(tool, annotations, reason=reason) from exc
+            raise ProcessLost(tool, await _annotations(client, tool), reason=reason) from exc
         return await client.resume(reference)
+    annotations = await _annotations(client, tool)  # the annotations say what is safe
     if not _idempotent(client, tool):
         raise ProcessLost(tool, annotations)
     return None
+
+
+async def _annotations(client: Client, tool: str) -> mcp_types.ToolAnnotations | None:
+    """The tool's annotations as the server lists them now; None when it cannot be listed (then the tool counts as
+    not safe to repeat unless the client's policy says it is)."""
+    try:
+        listed = {entry.name: entry for entry in await client.list_tools()}
+    except MCPClientError:
+        return None
+    return listed[tool].annotations if tool in listed else None
 
 
 def _client_of(source: Client | ClientGroup, name: str) -> tuple[Client, str]:

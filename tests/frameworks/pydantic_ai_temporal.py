@@ -41,3 +41,23 @@ class CountingAgentWorkflow(PydanticAIWorkflow):
     @workflow.run
     async def run(self, prompt: str) -> str:
         return (await agent.run(prompt)).output
+
+
+short = MCPWorkflowClient("plain", heartbeat_timeout=timedelta(seconds=2), timeout=TimeoutPolicy(idle=20, maximum=2))
+short_agent = Agent(
+    FunctionModel(scripted_model),
+    name="short",
+    toolsets=[MCPToolset(short, id="plain")],
+    capabilities=[TemporalDurability()],
+)
+
+
+@workflow.defn
+class ShortMaximumAgentWorkflow(PydanticAIWorkflow):
+    """The same agent, its calls under a 2 s maximum."""
+
+    __pydantic_ai_agents__ = (short_agent,)
+
+    @workflow.run
+    async def run(self, prompt: str) -> str:
+        return (await short_agent.run(prompt)).output

@@ -5,12 +5,17 @@ with SIGKILL in the middle of a call, DBOS recovers the workflow in a new one, a
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import uuid
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +25,7 @@ from tests.temporal.conftest import EVENTS_ENV
 from tests.temporal.observe import lines, new_tag, until
 
 APP = Path(__file__).resolve().parent / "pydantic_ai_dbos_app.py"
+PLAIN_SERVER = Path(__file__).resolve().parents[1] / "temporal" / "servers" / "plain_server.py"
 
 pytestmark = pytest.mark.anyio
 
@@ -61,6 +67,21 @@ class App:
         )
 
 
+def _stored_text(database: Path) -> str:
+    """Every text of DBOS's system database, with its base64 values (pickles) decoded as well."""
+    texts: list[str] = []
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in db.execute(f"SELECT * FROM {table}"):
+                for value in row:
+                    if isinstance(value, str):
+                        texts.append(value)
+                        with contextlib.suppress(binascii.Error, ValueError):
+                            texts.append(base64.b64decode(value, validate=True).decode("latin-1"))
+    return "\n".join(texts)
+
+
 def _call_step(report: dict[str, Any]) -> int:
     """The id of the workflow's one MCP call step; its checkpoint is among the workflow's events."""
     (step,) = [step for step in report["steps"] if step["name"] == "mcp_client.call_tool"]
@@ -80,10 +101,11 @@ async def test_the_agents_tool_call_is_a_dbos_step(tmp_path: Path, plain_url: st
     ]
     _call_step(report)
     assert lines(events_path, tag) == ["started", "completed"]
-    # DBOS's database (the workflow's input, steps and events) never names the server's URL.
-    stored = b"".join(path.read_bytes() for path in tmp_path.glob("mcp_client_agent.sqlite*"))
-    assert stored
-    assert plain_url.split("//", 1)[1].encode() not in stored
+    # DBOS's database (the workflow's input, steps and events, their pickled values decoded) never names the
+    # server's URL.
+    stored = _stored_text(tmp_path / "mcp_client_agent.sqlite")
+    assert f"{tag} done" in stored  # the step's result is there, decoded
+    assert plain_url.split("//", 1)[1] not in stored
 
 
 async def test_a_process_killed_during_the_agents_calls_runs_no_tool_twice(
@@ -152,3 +174,86 @@ async def test_cancelling_the_dbos_workflow_cancels_the_call_on_the_server(
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     assert "completed" not in lines(events_path, tag)
+
+
+@pytest.mark.parametrize("tool", ["count", "count_idempotent"])
+async def test_a_step_run_again_after_a_loss_never_says_the_tool_did_not_run(
+    tmp_path: Path, events_path: Path, tool: str
+) -> None:
+    """A call step whose earlier run may have sent its request (its checkpoint says ``written``) runs again while
+    the server is gone: whatever fails now (the listing it reads the tool's annotations from, or the call made
+    again), the tool may have run, and the error says so, never "it did not run, so it is safe to try again"."""
+    from dbos import DBOS, SetWorkflowID
+
+    from mcp_client import Client, MCPClientError, TimeoutPolicy, http
+    from mcp_client.integrations.dbos import EVENT_PREFIX, call_tool
+    from tests.interop.conftest import free_port, serve_http
+
+    port = free_port()
+    server = serve_http(
+        [sys.executable, str(PLAIN_SERVER), "--port", str(port)], port, {**os.environ}, "the plain MCP server"
+    )
+    assert isinstance(server, Generator)  # closed to stop the server
+    url = next(server)
+    client = Client(http(url), timeout=TimeoutPolicy(idle=10, maximum=10, connect=5), probe_timeout=10)
+
+    @DBOS.workflow(name=f"lost-{tool}")
+    async def run_again() -> str:
+        # What a run killed during the call step (its second step) left: the request may have been sent.
+        await DBOS.set_event_async(f"{EVENT_PREFIX}2", {"phase": "written"})
+        try:
+            await call_tool(client, tool, {"seconds": 0, "tag": new_tag()})
+        except MCPClientError as exc:
+            return exc.for_model
+        return "the call succeeded"
+
+    DBOS(config={"name": "lost_step", "system_database_url": f"sqlite:///{tmp_path / 'lost_step.sqlite'}"})
+    try:
+        async with client:
+            DBOS.launch()
+            server.close()  # the server goes away before the step runs again
+            with SetWorkflowID(f"lost-{uuid.uuid4().hex}"):
+                text = await run_again()
+    finally:
+        DBOS.destroy()
+    assert "may have run" in text
+    assert "did not run" not in text
+
+
+async def test_the_maximum_passing_inside_a_call_step_is_its_typed_outcome(
+    tmp_path: Path, plain_url: str, events_path: Path
+) -> None:
+    """A call that runs past its maximum inside the step ends with ``MaxTimeout`` ("may have run", the server told
+    to stop): the step's recorded outcome, the same typed error when DBOS reads it back, never an exception group."""
+    from dbos import DBOS, SetWorkflowID
+
+    from mcp_client import Client, MaxTimeout, MCPClientError, TimeoutPolicy, http
+    from mcp_client.integrations.dbos import call_tool
+
+    tag = new_tag()
+    client = Client(http(plain_url), timeout=TimeoutPolicy(idle=10, maximum=1, connect=10), probe_timeout=10)
+
+    @DBOS.workflow(name="past-the-maximum")
+    async def past_the_maximum() -> str:
+        try:
+            await call_tool(client, "count", {"seconds": 5, "tag": tag})
+        except MCPClientError as exc:
+            return exc.for_model
+        return "the call succeeded"
+
+    workflow_id = f"maximum-{uuid.uuid4().hex}"
+    DBOS(config={"name": "past_maximum", "system_database_url": f"sqlite:///{tmp_path / 'past_maximum.sqlite'}"})
+    try:
+        async with client:
+            DBOS.launch()
+            with SetWorkflowID(workflow_id):
+                text = await past_the_maximum()
+            (step,) = await DBOS.list_workflow_steps_async(workflow_id)
+    finally:
+        DBOS.destroy()
+    assert "did not finish within its time limit of 1 s" in text
+    assert "may have run" in text
+    assert isinstance(step["error"], MaxTimeout)  # read back from DBOS's record: the typed error
+    assert step["error"].may_have_run is True
+    await until(lambda: "cancelled" in lines(events_path, tag), "the server was told to stop", 20)
+    assert lines(events_path, tag).count("started") == 1

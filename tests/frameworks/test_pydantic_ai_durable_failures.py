@@ -43,7 +43,9 @@ def _tool(annotations: dict[str, object] | None = None) -> ToolsetTool[object]:
 
 
 def test_refused_arguments_are_a_retry_prompt() -> None:
-    refused = ApplicationError("The server refused the arguments: collection is required", type="InvalidParams")
+    refused = ApplicationError(
+        "The server refused the arguments: collection is required", {"may_have_run": "no"}, type="InvalidParams"
+    )
     with pytest.raises(ModelRetry, match="collection is required"):
         _failure(entry_of(_tool()), _activity_error(refused))
 
@@ -84,3 +86,24 @@ async def test_outside_a_workflow_the_toolset_says_where_it_runs() -> None:
     toolset = MCPToolset(MCPWorkflowClient("search"), id="search")
     with pytest.raises(RuntimeError, match="runs only in a Temporal workflow"):
         await toolset.get_tools(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("failure", "hidden"),
+    [
+        # What the activity raised before its failures were typed: an anyio task group's exception group.
+        (ApplicationError("unhandled errors in a TaskGroup (1 sub-exception)", type="ExceptionGroup"), "TaskGroup"),
+        # Any other exception of the worker's: its text is the worker's, not the model's.
+        (
+            ApplicationError("no route to https://alice:pa55-w0rd-x@mcp.example/mcp?key=k3y-9f8e7d", type="OSError"),
+            "pa55",
+        ),
+    ],
+)
+def test_a_failure_that_is_not_mcp_clients_says_the_tool_may_have_run_in_words_of_its_own(
+    failure: ApplicationError, hidden: str
+) -> None:
+    text = _failure(entry_of(_tool()), _activity_error(failure))
+    assert "'reindex'" in text
+    assert "may have run" in text
+    assert hidden not in text

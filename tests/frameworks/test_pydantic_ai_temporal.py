@@ -14,11 +14,15 @@ from typing import Any
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client as TemporalClient, WorkflowHandle
+from temporalio.client import Client as TemporalClient, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import CancelledError
+from temporalio.worker import Replayer
 
-from tests.frameworks.pydantic_ai_temporal import CountingAgentWorkflow
+from mcp_client import Client, http
+from mcp_client.integrations.temporal import MCPPlugin
+from tests.frameworks.pydantic_ai_temporal import CountingAgentWorkflow, ShortMaximumAgentWorkflow
 from tests.temporal.conftest import Workers
-from tests.temporal.observe import heartbeat, lines, new_tag, result_of, running_on, until
+from tests.temporal.observe import attempts, heartbeat, lines, new_tag, result_of, running_on, until
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,6 +76,10 @@ async def test_the_agents_tool_calls_are_mcp_client_activities(
     # The workflow's history names the server by the plugin's name only, never by its URL.
     history = await handle.fetch_history()
     assert plain_url.split("//", 1)[1] not in history.to_json()
+    # Replayed from its history alone (no server: the plugin's factory is never called), the workflow makes the same
+    # decisions: the tools' listing is an activity's recorded result, whatever the server lists now.
+    plugins = [PydanticAIPlugin(), MCPPlugin({"plain": lambda: Client(http(plain_url))})]
+    await Replayer(workflows=[CountingAgentWorkflow], plugins=plugins).replay_workflow(history)
 
 
 async def test_a_worker_killed_during_the_agents_call_does_not_run_the_tool_twice(
@@ -103,4 +111,42 @@ async def test_cancelling_the_agents_workflow_cancels_the_call_on_the_server(
     await until(lambda: "started" in lines(events_path, tag), "the server runs the tool")
     await handle.cancel()
     await until(lambda: "cancelled" in lines(events_path, tag), "the call was cancelled on the server")
+    # The cancellation is the caller's own: not a tool failure for the model, so the run ends cancelled.
+    with pytest.raises(WorkflowFailureError) as failed:
+        await result_of(handle)
+    assert isinstance(failed.value.cause, CancelledError)
     assert "completed" not in lines(events_path, tag)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the activity raises MaxTimeout inside its heartbeat task group (an ExceptionGroup, retried) and the next "
+    "attempt computes the maximum before it reads the checkpoint (issue 30, items 1 and 2)",
+)
+async def test_the_maximum_passing_inside_the_activity_reaches_the_model_typed_and_truthful(
+    temporal_address: str, agent_workers: Workers, events_path: Path
+) -> None:
+    """A call that the server runs past its 2 s maximum fails inside the activity with ``MaxTimeout``: the activity's
+    failure is that typed error, not retried (the tool is not safe to repeat and its request was written), and the
+    model reads that the tool may have run, never an exception group, a lost worker or "did not run"."""
+    agent_workers.ensure(1)
+    tag = new_tag()
+    temporal = await TemporalClient.connect(temporal_address, plugins=[PydanticAIPlugin()])
+    handle = await temporal.start_workflow(
+        ShortMaximumAgentWorkflow.run,
+        f"count 6 {tag}",
+        id=f"agent-{uuid.uuid4().hex}",
+        task_queue=agent_workers.task_queue,
+    )
+    output = await result_of(handle)
+    assert lines(events_path, tag).count("started") == 1
+    assert "did not finish within its time limit" in output
+    assert "may have run" in output
+    assert "did not run" not in output
+    failures = [
+        event.activity_task_failed_event_attributes.failure
+        async for event in handle.fetch_history_events()
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED
+    ]
+    assert [failure.application_failure_info.type for failure in failures] == ["MaxTimeout"]
+    assert await attempts(handle) == [1]

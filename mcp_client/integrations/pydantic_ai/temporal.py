@@ -66,12 +66,19 @@ def _in_workflow() -> None:
 
 def _failure(entry: ToolEntry, error: ActivityError) -> str:
     """The activity's failure for the model: the worker's ``for_model`` text (a retry prompt for arguments the
-    server refused); a Temporal timeout says the tool may have run."""
+    server refused) when the failure is mcp_client's typed one; anything else (a Temporal timeout, an exception the
+    worker did not type) says the tool may have run, in words of its own: an untyped exception's text may hold
+    what the worker knows and the model must not (an address, a credential)."""
     cause = error.cause
-    if isinstance(cause, ApplicationError):
+    if isinstance(cause, ApplicationError) and _from_mcp_client(cause):
         if cause.type == "InvalidParams":
             raise ModelRetry(cause.message) from error
         return cause.message
+    if isinstance(cause, ApplicationError):  # an exception of the worker's: its text is not for the model
+        return (
+            f"The call to the tool {entry.tool.name!r} failed on its Temporal worker ({cause.type or 'an error'}); "
+            "it may have run, in part or in full: check its effects before calling it again."
+        )
     if isinstance(cause, TemporalTimeout):
         kind = cause.type.name.lower() if cause.type is not None else "timeout"
         return (
@@ -82,3 +89,9 @@ def _failure(entry: ToolEntry, error: ActivityError) -> str:
         f"The call to the tool {entry.tool.name!r} failed on Temporal ({cause or error}); it may have run, in part "
         "or in full: check its effects before calling it again."
     )
+
+
+def _from_mcp_client(failure: ApplicationError) -> bool:
+    """Whether the worker's mcp_client activity made this failure: its details say whether the tool may have run."""
+    details = failure.details
+    return bool(details) and isinstance(details[0], dict) and "may_have_run" in details[0]
