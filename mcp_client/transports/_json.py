@@ -31,9 +31,11 @@ What a message costs to read is bounded by what it holds, not only by its size: 
 dictionaries (about 5 s of the event loop and 825 MiB), while 32 MiB of one string takes 50 ms. Reading holds the
 interpreter's lock (a worker thread would freeze the loop all the same), so a message that may hold more than
 ``max_values`` values is refused before it is decoded, with :class:`TooManyValues` (a ``ValueError``). The count is
-an upper bound taken in one pass at C speed (commas and opening brackets, strings' included): a long text full of
-commas counts against it too. The default, :data:`DEFAULT_MAX_VALUES`, is one value per :data:`BYTES_PER_VALUE`
-bytes of the default 32 MiB size limit; a transport's ``max_message_size`` raises both (:func:`max_values_for`).
+taken at C speed: first an upper bound in one pass (commas and opening brackets, strings' included); only a message
+that passes it is counted again without what its strings hold, so a long text full of commas (a CSV file, JSON as
+text) is read like any text, and a message of many values costs a few passes before it is refused. The default,
+:data:`DEFAULT_MAX_VALUES`, is one value per :data:`BYTES_PER_VALUE` bytes of the default 32 MiB size limit; a
+transport's ``max_message_size`` raises both (:func:`max_values_for`).
 """
 
 from __future__ import annotations
@@ -68,6 +70,33 @@ def _values_at_most(raw: bytes | str) -> int:
     return len(raw.translate(None, _NOT_STRUCTURE))
 
 
+_CHUNK = 1 << 20
+
+
+def _values_outside_strings(raw: bytes | str, limit: int) -> int:
+    """The commas and opening brackets outside strings (the values the decoder would build), counted until past
+    ``limit``: a few passes at C speed over a chunk at a time (a message of many values is refused after its first
+    chunks, and one of many short strings costs no list of them all). In each chunk escaped backslashes, then
+    escaped quotes, are taken out first, so every ``"`` left opens or closes a string as the decoder reads it (a
+    chunk never ends inside a run of backslashes that would pair differently; a backslash outside a string is bad
+    JSON, refused where it stands)."""
+    data = raw.encode(errors="surrogatepass") if isinstance(raw, str) else raw
+    count = 0
+    inside = False
+    start, size = 0, len(data)
+    while start < size and count <= limit:
+        chunk = data[start : start + _CHUNK]
+        if start + len(chunk) < size:
+            plain = len(chunk.rstrip(b"\\"))
+            chunk = chunk[: plain + (len(chunk) - plain) // 2 * 2]  # (the rest of the run starts the next chunk)
+        start += len(chunk)
+        pieces = chunk.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
+        count += len(b"".join(pieces[1::2] if inside else pieces[0::2]).translate(None, _NOT_STRUCTURE))
+        if len(pieces) % 2 == 0:  # an odd number of quotes in the chunk
+            inside = not inside
+    return count
+
+
 _stdlib_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
@@ -92,7 +121,11 @@ def loads(raw: bytes | str, *, max_values: int = DEFAULT_MAX_VALUES) -> object:
     """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included), also
     for a value nested too deeply to decode, and :class:`TooManyValues` for one that may hold more than
     ``max_values`` values."""
-    if len(raw) > max_values and _values_at_most(raw) > max_values:
+    if (
+        len(raw) > max_values
+        and _values_at_most(raw) > max_values
+        and _values_outside_strings(raw, max_values) > max_values  # (only when the quick bound is passed)
+    ):
         raise TooManyValues(f"more than {max_values:,} values in one message")
     try:
         return from_json(raw, cache_strings="keys")
