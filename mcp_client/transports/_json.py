@@ -44,15 +44,12 @@ import json
 
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-__all__ = ["BYTES_PER_VALUE", "DEFAULT_MAX_VALUES", "TooManyValues", "dump_bytes", "dumps", "loads", "max_values_for"]
+from mcp_client.protocol.json_values import BYTES_PER_VALUE, values_beyond
 
-BYTES_PER_VALUE = 256
-"""Bytes of the message size limit per value a message may hold (see :func:`max_values_for`)."""
+__all__ = ["BYTES_PER_VALUE", "DEFAULT_MAX_VALUES", "TooManyValues", "dump_bytes", "dumps", "loads", "max_values_for"]
 
 DEFAULT_MAX_VALUES = 32 * 1024 * 1024 // BYTES_PER_VALUE
 """Most values one message may hold by default (131,072: about 30 ms of decoding at worst, a few MiB)."""
-
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b",[{")
 
 
 class TooManyValues(ValueError):
@@ -62,39 +59,6 @@ class TooManyValues(ValueError):
 def max_values_for(max_message_size: int) -> int:
     """The values a message may hold under the size limit ``max_message_size`` (at least the default)."""
     return max(DEFAULT_MAX_VALUES, max_message_size // BYTES_PER_VALUE)
-
-
-def _values_at_most(raw: bytes | str) -> int:
-    if isinstance(raw, str):
-        return raw.count(",") + raw.count("[") + raw.count("{")
-    return len(raw.translate(None, _NOT_STRUCTURE))
-
-
-_CHUNK = 1 << 20
-
-
-def _values_outside_strings(raw: bytes | str, limit: int) -> int:
-    """The commas and opening brackets outside strings (the values the decoder would build), counted until past
-    ``limit``: a few passes at C speed over a chunk at a time (a message of many values is refused after its first
-    chunks, and one of many short strings costs no list of them all). In each chunk escaped backslashes, then
-    escaped quotes, are taken out first, so every ``"`` left opens or closes a string as the decoder reads it (a
-    chunk never ends inside a run of backslashes that would pair differently; a backslash outside a string is bad
-    JSON, refused where it stands)."""
-    data = raw.encode(errors="surrogatepass") if isinstance(raw, str) else raw
-    count = 0
-    inside = False
-    start, size = 0, len(data)
-    while start < size and count <= limit:
-        chunk = data[start : start + _CHUNK]
-        if start + len(chunk) < size:
-            plain = len(chunk.rstrip(b"\\"))
-            chunk = chunk[: plain + (len(chunk) - plain) // 2 * 2]  # (the rest of the run starts the next chunk)
-        start += len(chunk)
-        pieces = chunk.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
-        count += len(b"".join(pieces[1::2] if inside else pieces[0::2]).translate(None, _NOT_STRUCTURE))
-        if len(pieces) % 2 == 0:  # an odd number of quotes in the chunk
-            inside = not inside
-    return count
 
 
 _stdlib_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
@@ -121,11 +85,7 @@ def loads(raw: bytes | str, *, max_values: int = DEFAULT_MAX_VALUES) -> object:
     """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included), also
     for a value nested too deeply to decode, and :class:`TooManyValues` for one that may hold more than
     ``max_values`` values."""
-    if (
-        len(raw) > max_values
-        and _values_at_most(raw) > max_values
-        and _values_outside_strings(raw, max_values) > max_values  # (only when the quick bound is passed)
-    ):
+    if len(raw) > max_values and values_beyond(raw, max_values):
         raise TooManyValues(f"more than {max_values:,} values in one message")
     try:
         return from_json(raw, cache_strings="keys")
