@@ -24,16 +24,18 @@ carry no hints, so nothing of theirs is kept.
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from pydantic_core import to_json
+from pydantic_core import from_json
 
 from mcp_client.cache.partition import authorization_context
 from mcp_client.cache.store import DEFAULT_MAX_BYTES, CacheEntry, CacheKey, CacheStore, MemoryCacheStore
+from mcp_client.protocol.json_values import compact_json
 
 __all__ = [
     "CACHEABLE_METHODS",
@@ -150,7 +152,8 @@ class ResultCache:
         return self._generation
 
     def get(self, server: str, context: str, method: str, target: str | None, *, now: float) -> dict[str, Any] | None:
-        """The fresh result for this request, if one is kept (a copy the caller may change), else ``None``."""
+        """The fresh result for this request, if one is kept (a copy the caller may change, all the way down), else
+        ``None``."""
         now = self.clock() if self.clock is not None else now
         for scope in (context, PUBLIC):
             key = CacheKey(server, scope, method, target)
@@ -160,7 +163,9 @@ class ResultCache:
             if now >= entry.expires:
                 self._call("delete", self._store.delete, key)
                 continue
-            return dict(entry.result)
+            copy: dict[str, Any] | None = self._call("copy", _copied, entry.result)  # (an odd entry: a miss)
+            if copy is not None:
+                return copy
         return None
 
     def put(
@@ -191,7 +196,9 @@ class ResultCache:
             return False
         now = self.clock() if self.clock is not None else now
         scope = PUBLIC if result.get("cacheScope") == "public" else context
-        entry = CacheEntry(dict(result), now + ttl, len(to_json(result)))
+        # Kept as a copy made from its JSON, which measures it too: nothing the caller holds is part of it.
+        data = compact_json(result)
+        entry = CacheEntry(_parsed(data), now + ttl, len(data))
         if isinstance(self._store, MemoryCacheStore) and entry.size > self._store.max_bytes:
             return False  # larger than the whole store
         return self._call("set", self._store.set, CacheKey(server, scope, method, target), entry) is not _FAILED
@@ -279,3 +286,18 @@ def _matches(pattern: tuple[str | None, str | None, str | None], server: str, me
         and (stale_method is None or stale_method == method)
         and (stale_uri is None or stale_uri == target)
     )
+
+
+def _parsed(data: bytes) -> dict[str, Any]:
+    """The result written as ``data`` by :func:`~mcp_client.protocol.json_values.compact_json`, decoded afresh."""
+    try:
+        value = from_json(data)
+    except ValueError:  # (a lone surrogate's escape, which pydantic-core refuses to read)
+        value = json.loads(data)
+    assert isinstance(value, dict)
+    return value
+
+
+def _copied(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a kept result, all the way down, for a caller that may change any part of it."""
+    return _parsed(compact_json(result))

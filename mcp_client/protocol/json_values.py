@@ -14,10 +14,26 @@ Used by the reading of every message (``transports/_json.py``) and by the bound 
 
 from __future__ import annotations
 
-__all__ = ["BYTES_PER_VALUE", "count_values", "values_beyond"]
+import json
+from typing import Any
+
+from pydantic_core import PydanticSerializationError, to_json
+
+__all__ = ["BYTES_PER_VALUE", "compact_json", "count_values", "values_beyond"]
 
 BYTES_PER_VALUE = 256
 """Bytes of a size limit per value allowed under it (a message's ``max_message_size``, a listing's bytes)."""
+
+
+def compact_json(value: Any) -> bytes:
+    """``value`` (decoded from a message) as compact UTF-8 JSON, to measure it: what a server sent always has one,
+    a lone surrogate (``"\\ud800"``, which the reader accepts as ``json.loads`` does) included, written as its
+    escape; pydantic-core refuses to write one."""
+    try:
+        return to_json(value)
+    except PydanticSerializationError:
+        return json.dumps(value, separators=(",", ":")).encode()  # (ASCII: every surrogate as its escape)
+
 
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b",[{")
 _CHUNK = 1 << 20

@@ -17,10 +17,8 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pydantic_core import to_json
-
 from mcp_client.errors import ProtocolError
-from mcp_client.protocol.json_values import count_values
+from mcp_client.protocol.json_values import compact_json, count_values
 
 __all__ = ["MAX_BYTES", "MAX_ITEMS", "MAX_PAGES", "MAX_VALUES", "Fetch", "walk"]
 
@@ -57,7 +55,7 @@ async def walk(method: str, fetch: Fetch) -> list[dict[str, Any]]:
         items += sum(len(value) for value in page.values() if isinstance(value, list))
         if items > MAX_ITEMS:
             raise ProtocolError(f"{method}: more than {MAX_ITEMS:,} items in one listing", method=method)
-        data = to_json(page)
+        data = compact_json(page)
         size += len(data)
         if size > MAX_BYTES:
             raise ProtocolError(f"{method}: more than {MAX_BYTES:,} bytes in one listing", method=method)
