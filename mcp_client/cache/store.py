@@ -37,7 +37,8 @@ class CacheEntry:
     it as it is."""
     expires: float
     size: int = 0
-    """The result's size as compact JSON, in bytes, measured by the cache on the way in (what a store bounds)."""
+    """What the result costs to hold, in bytes, measured by the cache on the way in (what a store bounds): its
+    compact JSON and :data:`~mcp_client.cache.result_cache.HELD_PER_VALUE` bytes per value it holds."""
 
 
 @runtime_checkable

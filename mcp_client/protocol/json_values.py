@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-__all__ = ["BYTES_PER_VALUE", "compact_json", "count_values", "values_beyond"]
+__all__ = ["BYTES_PER_VALUE", "compact_json", "count_values", "values_beyond", "values_in"]
 
 BYTES_PER_VALUE = 256
 """Bytes of a size limit per value allowed under it (a message's ``max_message_size``, a listing's bytes)."""
@@ -49,6 +49,11 @@ def count_values(raw: bytes | str, limit: int) -> int:
     ``limit``, and some number above ``limit`` when there are more."""
     quick = _values_at_most(raw)
     return quick if quick <= limit else _values_outside_strings(raw, limit)
+
+
+def values_in(raw: bytes | str) -> int:
+    """The values the JSON text ``raw`` holds (its commas and opening brackets outside strings), all counted."""
+    return _values_outside_strings(raw, len(raw))
 
 
 def _values_at_most(raw: bytes | str) -> int:
