@@ -13,7 +13,7 @@ import anyio.abc
 import mcp_types
 import pytest
 
-from mcp_client import Client, TimeoutPolicy, ToolChanged, memory
+from mcp_client import Client, Progress, TimeoutPolicy, ToolChanged, memory
 from mcp_client.client.tool_pins import ToolPins
 from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.testing.peer import ScriptedPeer
@@ -63,10 +63,8 @@ async def test_a_handle_whose_task_support_listing_shows_its_tool_changed_is_ref
     assert server.methods().count("tools/call") == 0
 
 
-@pytest.mark.parametrize("handle", [False, True])
-async def test_a_call_waiting_for_a_slot_is_refused_when_a_listing_meanwhile_shows_its_tool_changed(
-    handle: bool,
-) -> None:
+@pytest.mark.parametrize("how", ["call_tool", "handle", "with_a_progress_callback"])
+async def test_a_call_waiting_for_a_slot_is_refused_when_a_listing_meanwhile_shows_its_tool_changed(how: str) -> None:
     """Red team: with ``pin_tools=True`` and ``max_in_flight=1`` a call checked its pin, then waited in line; a
     listing ahead of it in the same line showed the tool changed, and the call was sent all the same."""
     listing = [_TRANSFER, _HOLD]
@@ -77,9 +75,11 @@ async def test_a_call_waiting_for_a_slot_is_refused_when_a_listing_meanwhile_sho
 
         async def transfer() -> None:
             try:
-                if handle:
+                if how == "handle":
                     async with client.tool_call("transfer") as call:
                         await call.result()
+                elif how == "with_a_progress_callback":  # (the pump's frame takes the slot)
+                    await client.call_tool("transfer", on_progress=_ignore)
                 else:
                     await client.call_tool("transfer")
                 outcome.append("sent")
@@ -93,6 +93,9 @@ async def test_a_call_waiting_for_a_slot_is_refused_when_a_listing_meanwhile_sho
             task_group.start_soon(client.list_tools)  # first in line: it shows the change
             await anyio.sleep(1)
             task_group.start_soon(transfer)  # pin checked now (unchanged so far), then in line behind the listing
+        limit = client._in_flight_limit
+        assert limit is not None
+        assert (limit.in_flight, limit.waiting) == (0, 0)  # the refused call gave its slot back
     assert len(outcome) == 1
     assert isinstance(outcome[0], ToolChanged), outcome
     assert may_have_run(outcome[0]) is Ran.NO
@@ -157,3 +160,7 @@ async def _echo_into(client: Client, into: list[Any]) -> None:
     block = result.content[0]
     assert isinstance(block, mcp_types.TextContent)
     into.append(block.text)
+
+
+async def _ignore(update: Progress) -> None:
+    return None
