@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["ErrorFacts", "Ran", "for_model", "may_have_run"]
+__all__ = ["ErrorFacts", "Ran", "for_model", "may_have_run", "visible"]
 
 
 class ErrorFacts(Protocol):
@@ -109,17 +109,25 @@ def for_model(error: ErrorFacts) -> str:
     if _server_told_to_stop(error):
         sentences.append("The client told the server to stop it.")
     sentences.append(_advice(error, ran))
-    return _visible(" ".join(sentence for sentence in sentences if sentence))
+    return visible(" ".join(sentence for sentence in sentences if sentence))
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""What a terminal acts on (C0 but tab and newline, DEL, C1): a server's message or a tool's text may hold any."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""What a terminal acts on (C0 but tab and newline, DEL, C1, the bidi controls that reorder what a reader sees), and
+lone surrogates, which no UTF-8 writer can write (JSON carries them as escapes, and the reader accepts them): a
+server's message or a tool's text may hold any."""
 
 
-def _visible(text: str) -> str:
-    """``text`` with each control character written as its escape (``\\x1b``): the text reaches models, logs,
-    terminals and durable histories, and none of them should act on a character a server chose."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character (and lone surrogate) written as its escape (``\\x1b``, ``\\ud800``): the
+    text reaches models, logs, terminals and durable histories, and none of them should act on a character a server
+    chose, or fail to write it."""
+    return _CONTROL.sub(_escape, text)
 
 
 def _what_happened(error: ErrorFacts, subject: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Final, Literal, TypeAlias, get_args
 
 from mcp_client._types import RequestId
 from mcp_client.events import ServerLog
+from mcp_client.outcomes import visible
 
 __all__ = [
     "LOG_LEVELS",
@@ -21,6 +22,7 @@ __all__ = [
     "LogLevel",
     "asks_for_logs",
     "check_level",
+    "log_text",
     "python_level",
     "server_log",
     "with_log_level",
@@ -85,3 +87,11 @@ def with_log_level(params: dict[str, Any], level: LogLevel | None, *, modern: bo
     meta = params.get("_meta")
     params["_meta"] = {**(meta if isinstance(meta, dict) else {}), LOG_LEVEL_KEY: check_level(level)}
     return params
+
+
+def log_text(data: object) -> str:
+    """A server log message's ``data`` as the text of a Python log record: a string with its control characters
+    (and lone surrogates) written as escapes, anything else as its ``repr`` made so too. A host's log handler
+    writes the record to a terminal or a file: an OSC 52 clipboard write or a screen clear that a server chose
+    reached both raw."""
+    return visible(data if isinstance(data, str) else repr(data))

@@ -47,7 +47,7 @@ from mcp_client.policy import Progress, ProgressTokens, ProgressVerdict, Request
 from mcp_client.policy.ids import wire_id
 from mcp_client.policy.progress import finite_number
 from mcp_client.protocol.era import Era
-from mcp_client.protocol.logs import asks_for_logs, python_level, server_log
+from mcp_client.protocol.logs import asks_for_logs, log_text, python_level, server_log
 from mcp_client.session.batch import AfterBatch
 from mcp_client.session.handlers import InputHandler
 from mcp_client.session.inflight import CallState, WireRequest
@@ -426,7 +426,7 @@ class Session:
         policy says so, a sign of life for it."""
         request = self._log_owner(stream)
         log = server_log(params, request.request_id if request is not None else None)
-        logger.log(python_level(log.level), "server log: %s", log.data)
+        logger.log(python_level(log.level), "server log: %s", log_text(log.data))  # (no raw control character)
         if request is not None:
             deadline = request.call.deadline
             if deadline.policy.reset_on_log or deadline.policy.reset_on_any_message:
