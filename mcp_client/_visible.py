@@ -5,8 +5,8 @@ and the lines its process writes to stderr. Any of them may hold terminal escape
 OSC 0 the window title, CSI 2J clears the screen, a carriage return overwrites the line, a bidi override reorders
 it). :func:`visible` writes every control character other than newline and tab as its Python escape (``\\x1b``,
 ``\\r``, ``\\u202e``): the C0 controls, DEL, the C1 controls and the bidirectional embeddings, overrides,
-isolates and marks. It is the package's one escape: ``for_model``, the CLI's console and the package's log records
-all use it (log records through :mod:`mcp_client._log_guard`). Pure; nothing of the package.
+isolates and marks, and lone surrogates (which no terminal can be written). It is the package's one escape:
+``for_model``, the CLI's console and the package's log records all use it (log records through :mod:`mcp_client._log_guard`). Pure; nothing of the package.
 """
 
 from __future__ import annotations
@@ -25,14 +25,19 @@ def _escape(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-_BEYOND_C0 = [0x7F, *range(0x80, 0xA0), *_BIDI]
-"""DEL, the C1 controls and the bidi marks: what a terminal acts on besides the C0 controls (which JSON escapes)."""
+_SURROGATES = range(0xD800, 0xE000)
+"""Lone surrogates: JSON may carry them (``"\\ud800"``) and the reader accepts them, but no terminal encoding can
+write one: printed raw, the CLI ended in a ``UnicodeEncodeError`` traceback."""
+
+_BEYOND_C0 = [0x7F, *range(0x80, 0xA0), *_BIDI, *_SURROGATES]
+"""DEL, the C1 controls, the bidi marks and lone surrogates: what a terminal acts on (or cannot be written to it)
+besides the C0 controls (which JSON escapes)."""
 
 _TABLE: dict[int, str] = {code: _escape(code) for code in [*range(0x20), *_BEYOND_C0] if chr(code) not in _KEPT}
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character but newline and tab written out as an escape."""
+    """``text`` with every control character but newline and tab written out as an escape (a lone surrogate too)."""
     return text.translate(_TABLE)
 
 

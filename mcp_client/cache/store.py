@@ -33,10 +33,12 @@ class CacheEntry:
     """One kept answer and when it stops being fresh (on the cache's clock)."""
 
     result: dict[str, Any]
-    """The result as received; the cache copies it on the way in and out, so a store may hold it as it is."""
+    """The result as received; the cache copies it (all the way down) on the way in and out, so a store may hold
+    it as it is."""
     expires: float
     size: int = 0
-    """The result's size as compact JSON, in bytes, measured by the cache on the way in (what a store bounds)."""
+    """What the result costs to hold, in bytes, measured by the cache on the way in (what a store bounds): its
+    compact JSON and :data:`~mcp_client.cache.result_cache.HELD_PER_VALUE` bytes per value it holds."""
 
 
 @runtime_checkable

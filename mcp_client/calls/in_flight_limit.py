@@ -22,7 +22,9 @@ takes a slot again at the head of the line, before every call that arrived after
 
 A call made by a handler the client runs for a call (an elicitation, sampling or roots handler, an async progress
 callback: see :func:`for_a_call`) takes no slot and waits for none: it is work the admitted call is waiting on, so
-making it wait behind that call would deadlock the two until the first one's maximum.
+making it wait behind that call would deadlock the two until the first one's maximum. That holds while the handler
+runs (in the tasks it starts too); a task it started that runs on after it returned is the host's own work again, and
+its calls take slots as every call does (else a handler could start any number of calls past the limit).
 
 May touch the in-flight records, the policy core's ``Deadline``, the errors and events, the session (its clock
 and events) and the backend's waiter; never a transport.
@@ -50,22 +52,40 @@ __all__ = ["UNCOUNTED_METHODS", "InFlightLimit", "Held", "check_max_in_flight", 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_FOR_A_CALL: ContextVar[bool] = ContextVar("mcp_client_for_a_call", default=False)
-"""True while a handler of a call runs (and in the tasks it starts): its own calls take no slot."""
+
+class _HandlerRun:
+    """One run of a handler of a call: running until the handler returned or raised."""
+
+    __slots__ = ("running",)
+
+    def __init__(self) -> None:
+        self.running = True
+
+
+_FOR_A_CALL: ContextVar[_HandlerRun | None] = ContextVar("mcp_client_for_a_call", default=None)
+"""The run of the handler of a call this code runs in (the tasks it starts inherit it): while that run lasts, its
+calls take no slot. A task it started that outlives it sees the run ended, and its calls count again."""
 
 
 def for_a_call(handler: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     """``handler`` (something the client runs for a call: an input handler, an async progress callback) marked so
-    that the calls it makes take no slot and wait for none (see the module documentation)."""
+    that the calls it makes while it runs take no slot and wait for none (see the module documentation)."""
 
     async def handling(*args: P.args, **kwargs: P.kwargs) -> R:
-        token = _FOR_A_CALL.set(True)
+        run = _HandlerRun()
+        token = _FOR_A_CALL.set(run)
         try:
             return await handler(*args, **kwargs)
         finally:
+            run.running = False  # (a task it started and left running carries this run: it is over)
             _FOR_A_CALL.reset(token)
 
     return handling
+
+
+def _in_a_handler() -> bool:
+    run = _FOR_A_CALL.get()
+    return run is not None and run.running
 
 
 UNCOUNTED_METHODS: frozenset[str] = frozenset(
@@ -150,7 +170,7 @@ class InFlightLimit:
     def counts(method: str) -> bool:
         """Whether a request of ``method`` takes a slot (see :data:`UNCOUNTED_METHODS`); never one made by a
         handler of a call (:func:`for_a_call`)."""
-        return method not in UNCOUNTED_METHODS and not _FOR_A_CALL.get()
+        return method not in UNCOUNTED_METHODS and not _in_a_handler()
 
     def try_enter(self, *, first: bool = False) -> bool:
         """Take a slot now if one is free and nobody waits before us (``first``: whoever waits)."""

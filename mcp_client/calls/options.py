@@ -13,6 +13,7 @@ option: the runner takes those beside it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mcp_client.policy import TimeoutPolicy
@@ -38,6 +39,10 @@ class CallOptions:
     renews: bool = False
     """Whether a 2025-11-25 session the server ended before it saw the call is renewed, and the call sent once
     more (the client's own calls; not the handshake's nor the call room's)."""
+    before_send: Callable[[], None] | None = None
+    """Run right before each write of the call (its first, a retry, a send on a restarted process), after its wait
+    for a slot or a renewal: it raises to refuse the send (``pin_tools``: the tool's pin, checked against what the
+    client knows at that moment, not when the call was made)."""
 
     @classmethod
     def without_progress(cls, policy: TimeoutPolicy) -> CallOptions:

@@ -250,6 +250,8 @@ class CallRunner:
                     while True:
                         attempt += 1
                         started = session.clock()
+                        if options.before_send is not None:
+                            options.before_send()  # (it may refuse the send: nothing of this attempt is written)
                         try:
                             result = await run_attempt(session, call, round_params, options.want_progress, attempt)
                         except MCPClientError as exc:

@@ -13,6 +13,7 @@ import enum
 import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -395,7 +396,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         what the last call of the same tool did reuses its value (no allocation per call).
 
         Every send of a ``tools/call`` takes its options here (a first send, a send again after a header mismatch,
-        ``request("tools/call")``), so this is where ``pin_tools`` refuses a tool whose definition changed."""
+        ``request("tools/call")``), so this is where ``pin_tools`` refuses a tool whose definition changed: here,
+        and again right before each write (``CallOptions.before_send``), whatever the call waited for meanwhile."""
         name = params.get("name") if method == "tools/call" else None
         tool = name if isinstance(name, str) else None
         if tool is not None:
@@ -415,7 +417,10 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             and last.idempotent is idempotent
         ):
             return last
-        options = CallOptions(policy, retry_policy, idempotent, headers, renews=True)
+        # The pin is checked again right before each write: a listing may show the tool changed while the call
+        # waits (for a slot, a renewal, the listing it needs), and what the client knows then decides.
+        before_send = partial(self._check_pinned, tool) if tool is not None and self._enforce_pins else None
+        options = CallOptions(policy, retry_policy, idempotent, headers, renews=True, before_send=before_send)
         if headers is None:  # (a call's own headers are its own)
             if len(self._options_by_tool) >= 256:
                 self._options_by_tool.clear()

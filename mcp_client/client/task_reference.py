@@ -13,7 +13,10 @@ never polls another's task:
   (:data:`~mcp_client.cache.partition.HARMLESS_HEADERS`, of the transport and of a caller's own client), and the kind
   of sign-in object (``auth=``, the client's ``auth``). The user behind a sign-in object is the server's to know; a
   host that signs several users in through one kind of object names each with ``cache_partition``, which then
-  stands for all of the above, as it does for the cache. A client with none of these has the bare endpoint digest.
+  stands for all of the above, as it does for the cache. So does a host that signs users in by cookie on its own
+  HTTP client: cookies are not part of the digest, since the server sets them as it likes (a load balancer's sticky
+  cookie would change the identity mid-session and refuse the client its own references). A client with none of
+  these has the bare endpoint digest.
 * stdio: a digest of the program (command, arguments, environment, folder) and, after ``/instance:``, the running
   process. A stdio server's tasks live in its process, and a new process may reuse an old one's task ids, so a
   reference is good only while the process that made it runs (the same client, or its handoff in this host).

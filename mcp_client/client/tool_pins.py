@@ -102,7 +102,7 @@ def tool_definition(tool: mcp_types.Tool) -> dict[str, Any]:
 def fingerprint(definition: Mapping[str, Any]) -> str:
     """``sha256:`` and the hex SHA-256 of ``definition``'s canonical JSON (sorted keys, no spaces, UTF-8)."""
     canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()  # (a lone surrogate too)
 
 
 def _differing(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[str, ...]:

@@ -26,7 +26,6 @@ listing is logged and only leaves the annotation rules out.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
@@ -37,6 +36,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._log_guard import package_logger
 from mcp_client._typed import typed_methods
 from mcp_client.calls.in_flight_limit import check_max_in_flight
 from mcp_client.calls.progress import ProgressCallback
@@ -58,7 +58,7 @@ from mcp_client.transports.base import Transport
 
 __all__ = ["ClientGroup", "GroupEventHook", "ServerStatus", "split_tool_name"]
 
-logger = logging.getLogger("mcp_client.group")
+logger = package_logger("mcp_client.group")
 
 GroupEventHook = Callable[[str, Event], None]
 """``on_event`` of a group: called with the server's name and each event of its client."""

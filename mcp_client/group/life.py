@@ -13,7 +13,6 @@ awaits an answer. The group sees its own calls end; a handle's request it sees o
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,6 +21,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._log_guard import package_logger
 from mcp_client.client.client import Client
 from mcp_client.client.tool_pins import ToolPins, tool_definition
 from mcp_client.errors import ConnectError, MCPClientError
@@ -31,7 +31,7 @@ from mcp_client.group.snapshot import SnapshotStore
 
 __all__ = ["CONNECT_GRACE", "ServerLives"]
 
-logger = logging.getLogger("mcp_client.group")
+logger = package_logger("mcp_client.group")
 
 CONNECT_GRACE = 1.0
 """Seconds a life waits past a server's ``connect`` budget before giving up on it itself (the client's own limit,

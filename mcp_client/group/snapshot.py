@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import logging
 import os
 import stat
 import tempfile
@@ -27,11 +26,12 @@ from typing import Any
 import mcp_types
 import pydantic
 
+from mcp_client._log_guard import package_logger
 from mcp_client.transports.base import Transport
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "SnapshotStore", "config_key", "default_folder"]
 
-logger = logging.getLogger("mcp_client.group")
+logger = package_logger("mcp_client.group")
 
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 """The largest snapshot file read; a larger one is ignored."""

@@ -4,7 +4,9 @@ Pure protocol: each page is got by a ``fetch(params)`` the caller hands in (thro
 to the server), and the walk follows ``nextCursor`` to the end, refusing a server that loops.
 
 One listing is bounded as a whole, not only page by page: at most :data:`MAX_PAGES` pages, :data:`MAX_ITEMS` items
-(the entries of its lists, all pages together) and :data:`MAX_BYTES` of JSON. A server past any of them gets a
+(the entries of its lists, all pages together), :data:`MAX_BYTES` of JSON and :data:`MAX_VALUES` values (what the
+pages cost to hold follows their values, not their bytes: 200 pages of one tool whose schema held 65,000 empty
+objects were 39 MB of JSON and grew the host by 1.8 GB). A server past any of them gets a
 :class:`~mcp_client.errors.ProtocolError` naming the bound, and nothing of the walk is kept; the cursors seen are
 remembered by their digests, so a server's long cursors cost nothing more.
 """
@@ -15,11 +17,10 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pydantic_core import to_json
-
 from mcp_client.errors import ProtocolError
+from mcp_client.protocol.json_values import compact_json, count_values
 
-__all__ = ["MAX_BYTES", "MAX_ITEMS", "MAX_PAGES", "Fetch", "walk"]
+__all__ = ["MAX_BYTES", "MAX_ITEMS", "MAX_PAGES", "MAX_VALUES", "Fetch", "walk"]
 
 MAX_PAGES = 1_000
 """Pages one list may have before the walk is taken for a loop."""
@@ -30,6 +31,10 @@ MAX_ITEMS = 100_000
 MAX_BYTES = 128 * 1024 * 1024
 """JSON bytes one list may hold, its pages together (128 MiB)."""
 
+MAX_VALUES = 1024 * 1024
+"""Values one list may hold, its pages together, as :func:`~.json_values.count_values` counts them in each page's
+compact JSON (eight messages' worth at the default limit: some 10,000 tools of 100-value schemas)."""
+
 Fetch = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """Gets one page: called with the page's params (``{}`` or ``{"cursor": ...}``), returns its ``result``."""
 
@@ -38,21 +43,25 @@ async def walk(method: str, fetch: Fetch) -> list[dict[str, Any]]:
     """Every page of the listing ``method``, each got by ``fetch(params)``, following ``nextCursor`` to the end.
 
     Raises:
-        ProtocolError: the server repeated a cursor, sent one that is not a string, or sent more pages, items or
-            bytes than one listing may hold.
+        ProtocolError: the server repeated a cursor, sent one that is not a string, or sent more pages, items,
+            bytes or values than one listing may hold.
     """
     found: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[bytes] = set()
-    items = size = 0
+    items = size = values = 0
     for _ in range(MAX_PAGES):
         page = await fetch({} if cursor is None else {"cursor": cursor})
         items += sum(len(value) for value in page.values() if isinstance(value, list))
         if items > MAX_ITEMS:
             raise ProtocolError(f"{method}: more than {MAX_ITEMS:,} items in one listing", method=method)
-        size += len(to_json(page))
+        data = compact_json(page)
+        size += len(data)
         if size > MAX_BYTES:
             raise ProtocolError(f"{method}: more than {MAX_BYTES:,} bytes in one listing", method=method)
+        values += count_values(data, MAX_VALUES - values)
+        if values > MAX_VALUES:
+            raise ProtocolError(f"{method}: more than {MAX_VALUES:,} values in one listing", method=method)
         found.append(page)
         next_cursor = page.get("nextCursor")
         if next_cursor is None:

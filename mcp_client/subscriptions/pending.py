@@ -2,9 +2,10 @@
 
 Changes are level triggers ("refetch this"), so a change equal to one still waiting adds nothing. The list changes
 are three at most, but each resource's update is its own change, and a subscribed URI may have any number of
-sub-resources: the backlog holds at most ``limit`` changes, and beyond it a resource's update that is not waiting
-already is dropped (a list change never is), counted (:attr:`PendingChanges.dropped`) and logged as a warning, the
-first of each run of drops. Touches nothing but anyio.
+sub-resources: the backlog holds at most ``limit`` changes, and at most :data:`MAX_PENDING_URI_CHARS` of their URIs
+(a server chooses a sub-resource's URI, as long as a message allows), and beyond either a resource's update that is
+not waiting already is dropped (a list change never is), counted (:attr:`PendingChanges.dropped`) and logged as a
+warning, the first of each run of drops. Touches nothing but anyio.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ from mcp_client._log_guard import package_logger
 from mcp_client.errors import MCPClientError
 from mcp_client.subscriptions.changes import Change, ResourceUpdated, change_key
 
-__all__ = ["PendingChanges"]
+__all__ = ["MAX_PENDING_URI_CHARS", "PendingChanges"]
 
 logger = package_logger("mcp_client.subscriptions")
+
+MAX_PENDING_URI_CHARS = 8 * 1024 * 1024
+"""Characters of resource URIs one backlog holds at most (8 Mi: bounded by count alone, 1,024 updates of URIs of
+1 MiB each held 1 GiB)."""
 
 
 class PendingChanges:
@@ -29,6 +34,7 @@ class PendingChanges:
         """Changes dropped because the backlog was full."""
         self._dropping = False
         self._items: dict[tuple[str, str], Change] = {}
+        self._uri_chars = 0  # (characters of the URIs of the resource updates waiting)
         self._wake = anyio.Event()
         self._error: MCPClientError | None = None
         self.ended = False
@@ -39,14 +45,28 @@ class PendingChanges:
         if self.ended:
             return
         key = change_key(change)
-        if isinstance(change, ResourceUpdated) and key not in self._items and len(self._items) >= self._limit:
-            self.dropped += 1
-            if not self._dropping:
-                self._dropping = True
-                logger.warning("a subscription's backlog is full (%d changes): new changes are dropped", self._limit)
-            return
-        self._items.setdefault(key, change)
+        if key in self._items:
+            return  # (waiting already: it adds nothing)
+        if isinstance(change, ResourceUpdated):
+            if len(self._items) >= self._limit or self._uri_chars + len(change.uri) > MAX_PENDING_URI_CHARS:
+                self.dropped += 1
+                if not self._dropping:
+                    self._dropping = True
+                    logger.warning(
+                        "a subscription's backlog is full (%d changes, or %d characters of URIs): new changes are "
+                        "dropped",
+                        self._limit,
+                        MAX_PENDING_URI_CHARS,
+                    )
+                return
+            self._uri_chars += len(change.uri)
+        self._items[key] = change
         self._wake.set()
+
+    @property
+    def waiting(self) -> int:
+        """Changes waiting for the consumer now."""
+        return len(self._items)
 
     def finish(self, error: MCPClientError | None = None) -> None:
         """No more changes: :meth:`get` yields what waits, then stops (or raises ``error``). The first end wins."""
@@ -62,7 +82,10 @@ class PendingChanges:
             if self._items:
                 key = next(iter(self._items))
                 self._dropping = False
-                return self._items.pop(key)
+                change = self._items.pop(key)
+                if isinstance(change, ResourceUpdated):
+                    self._uri_chars -= len(change.uri)
+                return change
             if self.ended:
                 if self._error is not None:
                     raise self._error

@@ -31,9 +31,11 @@ What a message costs to read is bounded by what it holds, not only by its size: 
 dictionaries (about 5 s of the event loop and 825 MiB), while 32 MiB of one string takes 50 ms. Reading holds the
 interpreter's lock (a worker thread would freeze the loop all the same), so a message that may hold more than
 ``max_values`` values is refused before it is decoded, with :class:`TooManyValues` (a ``ValueError``). The count is
-an upper bound taken in one pass at C speed (commas and opening brackets, strings' included): a long text full of
-commas counts against it too. The default, :data:`DEFAULT_MAX_VALUES`, is one value per :data:`BYTES_PER_VALUE`
-bytes of the default 32 MiB size limit; a transport's ``max_message_size`` raises both (:func:`max_values_for`).
+taken at C speed: first an upper bound in one pass (commas and opening brackets, strings' included); only a message
+that passes it is counted again without what its strings hold, so a long text full of commas (a CSV file, JSON as
+text) is read like any text, and a message of many values costs a few passes before it is refused. The default,
+:data:`DEFAULT_MAX_VALUES`, is one value per :data:`BYTES_PER_VALUE` bytes of the default 32 MiB size limit; a
+transport's ``max_message_size`` raises both (:func:`max_values_for`).
 """
 
 from __future__ import annotations
@@ -42,15 +44,12 @@ import json
 
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-__all__ = ["BYTES_PER_VALUE", "DEFAULT_MAX_VALUES", "TooManyValues", "dump_bytes", "dumps", "loads", "max_values_for"]
+from mcp_client.protocol.json_values import BYTES_PER_VALUE, values_beyond
 
-BYTES_PER_VALUE = 256
-"""Bytes of the message size limit per value a message may hold (see :func:`max_values_for`)."""
+__all__ = ["BYTES_PER_VALUE", "DEFAULT_MAX_VALUES", "TooManyValues", "dump_bytes", "dumps", "loads", "max_values_for"]
 
 DEFAULT_MAX_VALUES = 32 * 1024 * 1024 // BYTES_PER_VALUE
 """Most values one message may hold by default (131,072: about 30 ms of decoding at worst, a few MiB)."""
-
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b",[{")
 
 
 class TooManyValues(ValueError):
@@ -60,12 +59,6 @@ class TooManyValues(ValueError):
 def max_values_for(max_message_size: int) -> int:
     """The values a message may hold under the size limit ``max_message_size`` (at least the default)."""
     return max(DEFAULT_MAX_VALUES, max_message_size // BYTES_PER_VALUE)
-
-
-def _values_at_most(raw: bytes | str) -> int:
-    if isinstance(raw, str):
-        return raw.count(",") + raw.count("[") + raw.count("{")
-    return len(raw.translate(None, _NOT_STRUCTURE))
 
 
 _stdlib_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
@@ -92,7 +85,7 @@ def loads(raw: bytes | str, *, max_values: int = DEFAULT_MAX_VALUES) -> object:
     """The JSON value in ``raw`` (UTF-8 if bytes). Raises ``ValueError`` (``UnicodeDecodeError`` included), also
     for a value nested too deeply to decode, and :class:`TooManyValues` for one that may hold more than
     ``max_values`` values."""
-    if len(raw) > max_values and _values_at_most(raw) > max_values:
+    if len(raw) > max_values and values_beyond(raw, max_values):
         raise TooManyValues(f"more than {max_values:,} values in one message")
     try:
         return from_json(raw, cache_strings="keys")

@@ -67,6 +67,8 @@ def test_tools_prints_markup_as_text_and_escapes_as_visible() -> None:
     assert "[link=https://evil.example]click me[/link] [/] [bold red]loud" in done.stdout
     assert "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
     assert "evil[/]server\\x1b]0;pwned\\x07" in done.stdout  # the server's name in the title
+    assert "\\x07\\ud800" in done.stdout  # a lone surrogate in its name, made visible (raw: a traceback)
+    assert "Traceback" not in done.stderr
 
 
 def test_call_prints_progress_and_results_as_text() -> None:
@@ -74,7 +76,7 @@ def test_call_prints_progress_and_results_as_text() -> None:
     assert done.returncode == 0, done.stderr
     assert_harmless(done.stdout + done.stderr)
     assert "[link=https://evil.example]click me[/link] [/] [bold red]loud \\x1b]52;c;ZXZpbA==\\x07" in done.stdout
-    assert "\\x1b[2J\\x1b[H\\rover\\u202eevil\\x9b2J\\x85" in done.stdout
+    assert "\\x1b[2J\\x1b[H\\rover\\u202eevil\\x9b2J\\x85\\ud800" in done.stdout  # (a lone surrogate: a traceback)
     assert "file:///x\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
 
 
@@ -83,6 +85,8 @@ def test_an_error_from_the_server_is_printed_as_text() -> None:
     assert done.returncode != 0
     assert_harmless(done.stdout + done.stderr)
     assert "\\x1b]0;pwned\\x07" in done.stderr
+    assert "\\ud800" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("command", [("tools",), ("call", "hostile", "{}")])

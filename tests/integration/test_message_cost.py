@@ -82,3 +82,42 @@ async def test_a_host_that_raises_the_size_limit_reads_a_message_of_that_many_va
         result = await client.call_tool("hostile", {"kind": "many_values", "size": 2_000_000})
         assert text_of(result) == "survived many_values"
     assert not [e for e in events if isinstance(e, ProtocolViolation)]
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_commas_and_brackets_inside_strings_are_no_values(as_text: bool) -> None:
+    """Red team: a text full of commas (a CSV file, JSON sent as text) counted as that many values, so an answer of
+    a 1.3 MB CSV text, far under the size limit, was refused as "more than 131,072 values"."""
+    text = ",".join(str(i) for i in range(200_000)) + "[{" * 100_000
+    raw = _json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}})
+    message = loads(raw if as_text else raw.encode())
+    assert message["result"]["content"][0]["text"] == text  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # escaped quotes and backslashes in strings do not hide the values after them
+        b'["\\"",' + b"0," * DEFAULT_MAX_VALUES + b"0]",
+        b'["\\\\",' + b"0," * DEFAULT_MAX_VALUES + b"0]",
+        b'["\\\\\\"' + b"," * DEFAULT_MAX_VALUES + b'",' + b"0," * DEFAULT_MAX_VALUES + b"0]",
+        # values after a run of backslashes that spans a chunk of the count
+        b'["' + b"\\\\" * 700_000 + b'",' + b"0," * DEFAULT_MAX_VALUES + b"0]",
+        # many short strings
+        b"[" + b'"",' * DEFAULT_MAX_VALUES + b'""]',
+    ],
+)
+def test_values_outside_strings_are_counted_whatever_the_strings_hold(raw: bytes) -> None:
+    with pytest.raises(TooManyValues):
+        loads(raw)
+    with pytest.raises(TooManyValues):
+        loads(raw.decode())
+
+
+async def test_a_tool_answer_of_a_long_csv_text_is_read(connect: Connect, events: list[Event]) -> None:
+    """Red team: the same CSV answer through a real client, over every line transport, failed the call with a
+    ``ProtocolError``."""
+    text = ",".join(str(i) for i in range(200_000))
+    async with connect(ScriptedPeer()) as client:
+        assert text_of(await client.call_tool("echo", {"text": text})) == text
+    assert not [e for e in events if isinstance(e, ProtocolViolation)]

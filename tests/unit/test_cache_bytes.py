@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_client import ResultCache
+from mcp_client.cache.result_cache import HELD_PER_VALUE
 from mcp_client.cache.store import DEFAULT_MAX_BYTES, CacheEntry, CacheKey, MemoryCacheStore
 
 QUARTER_MIB = "x" * (256 * 1024)
@@ -57,3 +58,27 @@ def test_the_store_counts_what_it_forgets() -> None:
 def test_the_byte_bound_is_checked(value: Any) -> None:
     with pytest.raises(ValueError, match="max_bytes"):
         ResultCache(max_bytes=value)
+
+
+def test_an_answer_of_many_small_values_counts_what_it_costs_to_hold_not_only_its_bytes() -> None:
+    """Red team: an entry's size was its JSON's bytes alone, so 200 kept reads of 60,000 empty objects each were
+    34 MB of JSON under the 64 MiB bound and held 830 MB. Each value now counts ``HELD_PER_VALUE`` bytes too."""
+    cache = ResultCache()
+    answer: dict[str, Any] = {**_read("x"), "_meta": {"x": [{}] * 60_000}}
+    for n in range(200):
+        cache.put("srv", "ctx", "resources/read", f"file:///{n}", answer, now=0.0)
+    store = cache.store
+    assert isinstance(store, MemoryCacheStore)
+    assert store.bytes <= DEFAULT_MAX_BYTES
+    per_entry = 180_000 + HELD_PER_VALUE * 120_000  # its JSON and its values (commas and braces)
+    assert len(cache) <= DEFAULT_MAX_BYTES // per_entry
+    assert HELD_PER_VALUE == 64
+
+
+def test_commas_in_a_kept_text_are_no_values() -> None:
+    cache = ResultCache()
+    text = "a," * 500_000
+    cache.put("srv", "ctx", "resources/read", "file:///csv", _read(text), now=0.0)
+    store = cache.store
+    assert isinstance(store, MemoryCacheStore)
+    assert store.bytes < len(text) + 200 + 10 * HELD_PER_VALUE

@@ -53,3 +53,13 @@ def test_the_issuer_checks_show_no_userinfo_of_the_server_url() -> None:
         assert KEY not in str(caught.value)
         assert KEY not in caught.value.for_model
         assert "https://***@mcp.example/mcp" in str(caught.value)
+
+
+@pytest.mark.parametrize("cls", ERRORS, ids=lambda cls: cls.__qualname__)
+def test_for_model_can_be_written_as_utf8_whatever_the_server_wrote(cls: type[MCPClientError]) -> None:
+    """Red team: a lone surrogate escape in a server's error message (``"\\ud800"``, which JSON allows and the reader
+    accepts) reached ``for_model`` raw: no UTF-8 writer (a model's API body, a log file, a durable history written
+    by pydantic) could write the text."""
+    text = _made(cls, "boom \ud800 end").for_model
+    text.encode("utf-8")
+    assert "\ud800" not in text

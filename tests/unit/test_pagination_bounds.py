@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_client.errors import ProtocolError
-from mcp_client.protocol.pagination import MAX_BYTES, MAX_ITEMS, MAX_PAGES, walk
+from mcp_client.protocol.pagination import MAX_BYTES, MAX_ITEMS, MAX_PAGES, MAX_VALUES, walk
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fake_clock]
 
@@ -69,3 +69,33 @@ async def test_a_listing_within_the_bounds_is_every_page_in_order() -> None:
 
     pages = await walk("tools/list", fetch)
     assert [p["tools"][0]["name"] for p in pages] == ["t0", "t1", "t2", "t3", "t4"]
+
+
+async def test_a_listing_of_more_values_than_the_bound_is_refused_when_it_passes_it() -> None:
+    """Red team: each page one tool whose schema holds 65,000 empty objects (under every bound of a message): 200
+    such pages were 39 MB of JSON, under the bytes bound, and grew the host by 1.8 GB; 680 pass no other bound."""
+    blob: list[Any] = [{}] * 65_000
+    pages = 0
+
+    async def fetch(params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal pages
+        pages += 1
+        tool = {"name": f"t{pages}", "inputSchema": {"type": "object", "x": blob}}
+        return {"tools": [tool], "nextCursor": f"c{pages}"}
+
+    with pytest.raises(ProtocolError, match="1,048,576 values in one listing"):
+        await walk("tools/list", fetch)
+    assert MAX_VALUES == 1024 * 1024
+    assert pages == MAX_VALUES // 130_000 + 1  # (each page: 130,000 values and a few)
+
+
+async def test_commas_and_brackets_in_a_listings_texts_are_no_values() -> None:
+    """A listing's texts are one value each, whatever they hold: 5,000 tools whose descriptions hold 500 commas."""
+    description = "a, b, [c], {d}, " * 125
+    tools = [{"name": f"t{i}", "description": description, "inputSchema": {"type": "object"}} for i in range(5_000)]
+
+    async def fetch(params: dict[str, Any]) -> dict[str, Any]:
+        return {"tools": tools}
+
+    (page,) = await walk("tools/list", fetch)
+    assert len(page["tools"]) == 5_000

@@ -18,7 +18,7 @@ from mcp_client import (
     ToolsListChanged,
 )
 from mcp_client.subscriptions.changes import change_from_notification, changes_for
-from mcp_client.subscriptions.pending import PendingChanges
+from mcp_client.subscriptions.pending import MAX_PENDING_URI_CHARS, PendingChanges
 from mcp_client.subscriptions.router import SubscriptionRouter, id_key
 
 
@@ -179,3 +179,22 @@ def test_the_backlog_bound_is_a_checked_part_of_the_listen_policy() -> None:
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="max_pending"):
             ListenPolicy(max_pending=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_backlog_of_long_resource_uris_is_bounded_by_their_length_too() -> None:
+    """Red team: the backlog was bounded by its count of changes alone, so 1,024 updates of sub-resources with URIs of
+    1 MiB each (every message far under the size limit) held 1 GiB until the consumer read them."""
+    pending = PendingChanges()  # the default count: 1,024
+    long = "x" * (1024 * 1024)
+    for n in range(200):
+        pending.put(ResourceUpdated(f"file:///dir/{n}/{long}"))
+    held = 0
+    while pending.waiting:
+        change = await pending.get()
+        assert isinstance(change, ResourceUpdated)
+        held += len(change.uri)
+    assert held <= MAX_PENDING_URI_CHARS == 8 * 1024 * 1024
+    assert pending.dropped == 200 - MAX_PENDING_URI_CHARS // (1024 * 1024 + 16)
+    pending.put(ResourceUpdated("file:///dir/short"))  # room again once the consumer read them
+    assert await pending.get() == ResourceUpdated("file:///dir/short")
