@@ -6,7 +6,8 @@ OSC 0 the window title, CSI 2J clears the screen, a carriage return overwrites t
 it). :func:`visible` writes every control character other than newline and tab as its Python escape (``\\x1b``,
 ``\\r``, ``\\u202e``): the C0 controls, DEL, the C1 controls and the bidirectional embeddings, overrides,
 isolates and marks, and lone surrogates (which no terminal can be written). It is the package's one escape:
-``for_model``, the CLI's console and the package's log records all use it (log records through :mod:`mcp_client._log_guard`). Pure; nothing of the package.
+``for_model``, the CLI's console and the package's log records all use it (log records through
+:mod:`mcp_client._log_guard`). Pure; nothing of the package.
 """
 
 from __future__ import annotations
