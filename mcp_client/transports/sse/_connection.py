@@ -40,7 +40,7 @@ from mcp_client.transports._json import dumps, loads, max_values_for
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, MessageHandler
-from mcp_client.transports.bounded_body import discard, pieces
+from mcp_client.transports.bounded_body import ACCEPT_ENCODING, discard, pieces
 from mcp_client.transports.sse._endpoint import message_endpoint
 from mcp_client.transports.stream import batch_hooks, cancellation
 
@@ -144,6 +144,7 @@ class SseConnection(Connection):
 
     async def _get(self) -> httpx2.Response:
         headers = {**self._base_headers, "accept": _EVENT_STREAM, "cache-control": "no-store"}
+        headers["accept-encoding"] = ACCEPT_ENCODING
         try:
             request = self._client.build_request("GET", self._url, headers=headers)
             response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
@@ -295,6 +296,7 @@ class SseConnection(Connection):
         for key, value in (extra or {}).items():
             headers[key.lower()] = value
         headers["content-type"] = "application/json"
+        headers["accept-encoding"] = ACCEPT_ENCODING
         try:
             body = dumps(message).encode()
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
