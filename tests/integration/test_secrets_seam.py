@@ -255,3 +255,19 @@ async def test_a_server_error_on_memory_echoing_the_configuration_shows_no_secre
             await client.call_tool("fail", {"message": f"upstream {configured} refused {HEADER}"})
     assert "echoed.test" in str(caught.value)
     _assert_no_secret(*_shown(caught.value), _ours(caplog))
+
+
+def test_a_transport_shows_only_its_redacted_name() -> None:
+    """repr() of a transport (in a host's log line, a traceback with locals, a debugger, a durable engine's payload)
+    showed the URL's password and query, every header value, every argument and the environment whole, even
+    short secrets that the scrub does not keep. Every transport shows its one redacted name instead."""
+    short = "pw7"  # shorter than any value the scrub remembers
+    transports = [
+        http(f"http://user:{short}@127.0.0.1:1/mcp?key={short}", headers={"Authorization": f"Bearer {short}"}),
+        sse(f"http://user:{short}@127.0.0.1:1/sse?key={short}", headers={"X-Api-Key": short}),
+        stdio("server", ["--token", short], env={"API_KEY": short}),
+    ]
+    for transport in transports:
+        shown = repr(transport)
+        assert short not in shown, shown
+        assert transport.description in shown
