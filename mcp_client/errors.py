@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mcp_client._redact import scrub
+from mcp_client._visible import visible
 from mcp_client.outcomes import for_model
 
 if TYPE_CHECKING:
@@ -133,7 +134,9 @@ class MCPClientError(Exception):
         elapsed: float | None = None,
         last_progress: float | None = None,
     ) -> None:
-        message = scrub(message, urls=False)  # the last line of defence: no configured secret in any error's text
+        # the last line of defence: no configured secret, and no control character of a server's text raw (an
+        # uncaught error's traceback goes to a terminal), in any error's text
+        message = scrub(visible(message), urls=False)
         super().__init__(message)
         self.message = message
         self.method = method
