@@ -31,6 +31,7 @@ import httpx2
 from mcp_client._httpx import HttpxLine, line_of
 from mcp_client._log_guard import package_logger
 from mcp_client._redact import redacted_url, scrub
+from mcp_client._typed import sole_error
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
@@ -153,6 +154,9 @@ class SseConnection(Connection):
         except (self._line.invalid_url, ValueError, TypeError) as exc:
             raise TransportError(f"could not build the GET of {self._where}: {_describe(exc)}", written=False) from exc
         except self._line.http_error as exc:
+            detail = f"could not open the SSE stream of {self._where}: {_describe(exc)}"
+            raise TransportError(detail, written=False) from exc
+        except Exception as exc:  # what no HTTP library maps (a port past 65535: OverflowError in a task group)
             detail = f"could not open the SSE stream of {self._where}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -316,7 +320,7 @@ class SseConnection(Connection):
         except self._line.not_written as exc:
             detail = f"could not POST {what} to {redacted_url(endpoint)}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
-        except self._line.http_error as exc:
+        except Exception as exc:  # (what no HTTP library maps, too) it may have been written
             detail = f"POST of {what} to {redacted_url(endpoint)} failed: {_describe(exc)}"
             raise TransportError(detail, written=True) from exc
         self._check(response, what, endpoint, request_id)
@@ -350,4 +354,5 @@ def _no_limit(seconds: float | None) -> float:
 
 def _describe(exc: BaseException) -> str:
     """An HTTP library's exception as error text: any URL in it redacted, any configured secret hidden."""
+    exc = sole_error(exc)  # (a group around one failure: that failure's text)
     return scrub(str(exc)) or type(exc).__name__
