@@ -49,3 +49,13 @@ async def test_a_failure_outside_the_http_librarys_errors_ends_typed(make: Calla
     with anyio.fail_after(30), pytest.raises(ConnectError):
         async with Client(make("http://127.0.0.1:99999/sse"), timeout=TimeoutPolicy(connect=5)):
             pass  # pragma: no cover
+
+
+@pytest.mark.parametrize("make", [sse, http], ids=["sse", "http"])
+async def test_a_url_nothing_can_read_ends_typed(make: Callable[[str], Transport]) -> None:
+    """``Client(http("http://[::1/mcp"))`` raised Python's ``ValueError('Invalid IPv6 URL')`` from the cache
+    partition's reading of the URL, in ``Client()`` itself. The client is made; starting it fails typed."""
+    client = Client(make("http://[::1/mcp"), timeout=TimeoutPolicy(connect=5))
+    with anyio.fail_after(30), pytest.raises(ConnectError):
+        async with client:
+            pass  # pragma: no cover
