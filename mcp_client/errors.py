@@ -136,7 +136,9 @@ class MCPClientError(Exception):
         elapsed: float | None = None,
         last_progress: float | None = None,
     ) -> None:
-        message = scrub(message, urls=False)  # the last line of defence: no configured secret in any error's text
+        # the last line of defence: no configured secret, and no control character of a server's text raw (an
+        # uncaught error's traceback goes to a terminal), in any error's text
+        message = scrub(visible(message), urls=False)
         super().__init__(message)
         self.message = message
         self.method = method

@@ -218,7 +218,7 @@ class Tracing:
         call = self._start(method, target if isinstance(target, str) else None, None, None)
         uri = params.get("uri")
         if method == "resources/read" and isinstance(uri, str):
-            call.span.set_attribute(ATTR_RESOURCE_URI, uri)
+            call.span.set_attribute(ATTR_RESOURCE_URI, scrub(uri))  # (a signed or credentialed URL: redacted)
         _PENDING.set(call)
         self.inject(params, trace.set_span_in_context(call.span))
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_client._httpx import as_httpx2
 from mcp_client._redact import redacted_url
-from mcp_client.transports.bounded_body import read_body
+from mcp_client.transports.bounded_body import ACCEPT_ENCODING, read_body
 from mcp_client.transports.origin import same_origin as _same_origin
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ async def fetch(
 ) -> Answer:
     """One side exchange. Raises the ``HTTPError`` of ``http``'s line when no answer came."""
     client = as_httpx2(http)  # the two lines' clients have the same API
-    request_headers = {"Accept": "application/json", **(headers or {})}
+    request_headers = {"Accept": "application/json", **(headers or {}), "Accept-Encoding": ACCEPT_ENCODING}
     if json_body is not None:
         request = client.build_request(method, url, json=json_body, headers=request_headers)
     else:

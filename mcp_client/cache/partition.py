@@ -85,7 +85,10 @@ def _split(transport: object) -> tuple[str, str, str] | None:
     url = getattr(transport, "url", None)
     if not isinstance(url, str):
         return None
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # (no one can connect to it: starting fails, typed) its context is that exact URL's
+        return url, url, ""
     userinfo = parts.netloc.rpartition("@")[0]
     host = parts.netloc.rpartition("@")[2]
     return f"{parts.scheme}://{host}{parts.path}", userinfo, parts.query

@@ -17,7 +17,10 @@ __all__ = ["endpoint_key", "pause_clocks_while_signing_in"]
 
 def endpoint_key(url: str) -> str:
     """The endpoint's origin and path (no userinfo, no query): the era is a property of the server behind it."""
-    parsed = httpx2.URL(url)
+    try:
+        parsed = httpx2.URL(url)
+    except httpx2.InvalidURL:
+        return url  # (no one can connect to it: its requests fail, typed, as they are built)
     return f"{parsed.scheme}://{parsed.netloc.decode('ascii')}{parsed.path}"
 
 

@@ -39,7 +39,7 @@ class SSEDecoder:
 
     __slots__ = (
         "_data",
-        "_data_size",
+        "_data_lines",
         "_discarding",
         "_id",
         "_max_data",
@@ -66,8 +66,10 @@ class SSEDecoder:
         self._skip_lf = False
         """The last chunk ended in CR: an LF at the start of the next one belongs to it."""
         self._started = False
-        self._data: list[bytes] = []
-        self._data_size = 0
+        self._data: bytes | bytearray = b""
+        """The event's data lines, joined by LF as they arrive (one line is kept as it came): what is held is the
+        data, not one object per line (an event of millions of 2-byte lines held some 40 times its size)."""
+        self._data_lines = 0
         self._oversized = False
         self._type = ""
         self._id: str | None = None
@@ -165,13 +167,19 @@ class SSEDecoder:
     def _add_data(self, value: bytes) -> None:
         if self._oversized:
             return
-        self._data_size += len(value) + (1 if self._data else 0)
-        self._data.append(value)
-        if self._data_size > self._max_data:
+        if self._data_lines:
+            if isinstance(self._data, bytes):
+                self._data = bytearray(self._data)
+            self._data += b"\n"
+            self._data += value[: self._max_data + 1 - len(self._data)]
+        else:
+            self._data = value[: self._max_data + 1]
+        self._data_lines += 1
+        if len(self._data) > self._max_data:
             self._keep_head_only()
 
     def _keep_head_only(self) -> None:
-        self._data = [b"\n".join(self._data)[:_KEPT_OF_OVERSIZED]]
+        self._data = self._data[:_KEPT_OF_OVERSIZED]
         self._oversized = True
 
     def _cut_long_line(self, line: bytes) -> None:
@@ -185,10 +193,9 @@ class SSEDecoder:
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
         self.last_event_id = self._id
-        if self._data:
-            data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
-            events.append(SSEEvent(data, self._type or "message", self._oversized))
-        self._data = []
-        self._data_size = 0
+        if self._data_lines:
+            events.append(SSEEvent(bytes(self._data), self._type or "message", self._oversized))
+        self._data = b""
+        self._data_lines = 0
         self._oversized = False
         self._type = ""

@@ -88,7 +88,18 @@ class Connection(abc.ABC):
 
 
 class Transport(abc.ABC):
-    """How to reach a server. Immutable; connecting it yields a :class:`Connection`."""
+    """How to reach a server. Immutable; connecting it yields a :class:`Connection`.
+
+    Shown (``repr``) by its :attr:`description` only, the endpoint's one redacted name, whatever a subclass is
+    made with: a dataclass's own ``repr`` would show its URL, headers, arguments and environment whole.
+    """
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.__repr__ = Transport.__repr__  # type: ignore[method-assign]  # (in the class: a dataclass keeps it)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.description!r})"
 
     @abc.abstractmethod
     def connect(self, handler: MessageHandler) -> AbstractAsyncContextManager[Connection]:

@@ -6,8 +6,10 @@ flow. A hostile server costs bounded memory whatever it sends:
 
 * :func:`pieces` yields the body as it arrives. A ``gzip`` or ``deflate`` body is inflated here, at most
   :data:`PIECE` bytes at a time (a few KB of gzip can hold gigabytes), on every engine and either httpx line, so
-  no library's decoder sets the size of what is held; a coding only the HTTP library knows (one it advertised
-  itself: ``br``, ``zstd``) is left to its decoder.
+  no library's decoder sets the size of what is held. Any other coding is refused (an ``httpx2.DecodingError``),
+  never handed to the library's decoder: httpx 0.28 decodes each received chunk whole (64 KB of ``zstd`` are
+  2 GB at once, and gzip under a coding it skips as unknown is inflated whole too). Every request asks only for
+  what is inflated here (:data:`ACCEPT_ENCODING`), so a server that honours it is never refused.
 * :func:`read_body` keeps at most ``limit`` bytes of it (after inflation) and says whether the body went on; the
   rest is never read. :func:`discard` reads and drops at most ``limit`` bytes, so a short body frees its
   connection for reuse and a long one costs no memory (its connection is closed instead).
@@ -33,6 +35,7 @@ import httpx2
 from mcp_client._httpx import HttpxLine
 
 __all__ = [
+    "ACCEPT_ENCODING",
     "MAX_RETRIED_BODY",
     "PIECE",
     "Body",
@@ -50,6 +53,8 @@ MAX_RETRIED_BODY = 1024 * 1024
 """Bytes of a response read (and dropped) when an auth flow sends its request again."""
 _INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
 """The content codings inflated here; ``identity`` is none."""
+ACCEPT_ENCODING = "gzip, deflate"
+"""The ``Accept-Encoding`` of every request whose answer this module reads: the codings it inflates itself."""
 _MAX_CODINGS = 2
 """More codings stacked on one body than this is refused (``gzip, gzip, ...`` is only ever a bomb's shape)."""
 
@@ -89,7 +94,8 @@ def inflatable(headers: Mapping[str, str]) -> bool:
 def pieces(response: Streamed) -> AsyncGenerator[bytes, None]:
     """The body as it arrives, inflated :data:`PIECE` bytes at a time; close it (``aclosing``) when done early.
 
-    Raises (while iterated): the ``DecodingError`` of httpx2 for a body that is not what its coding says.
+    Raises (while iterated): the ``DecodingError`` of httpx2 for a body that is not what its coding says, or whose
+    coding is not one inflated here.
     """
     if getattr(response, "is_stream_consumed", False):
         return response.aiter_bytes()  # read already, and decoded, by whoever made it (an httpx mock, an auth flow)
@@ -98,7 +104,13 @@ def pieces(response: Streamed) -> AsyncGenerator[bytes, None]:
         return response.aiter_raw()
     if all(name in _INFLATED for name in names):
         return _inflated(response.aiter_raw(), names)
-    return response.aiter_bytes()
+    return refused(response.headers.get("content-encoding", ""))
+
+
+async def refused(encoding: str) -> AsyncGenerator[bytes, None]:
+    """A body that is not read: its content coding (``encoding``) is not one :func:`pieces` inflates."""
+    raise httpx2.DecodingError(f"the answer's content encoding {encoding!r} is not supported")
+    yield b""  # (an async generator)
 
 
 async def read_body(response: Streamed, limit: int) -> Body:

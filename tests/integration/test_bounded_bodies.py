@@ -304,3 +304,44 @@ async def test_a_hosts_own_auth_retries_past_a_refusal_without_reading_it_whole(
 
         peak = await _peak(session)
     assert peak < BOUND, f"{peak / 1e6:.0f} MB to answer a Digest challenge carried by {HUGE / 1e6:.0f} MB"
+
+
+@functools.cache
+def _coded_bomb(coding: str) -> bytes:
+    """HUGE zero bytes under ``coding``: ``zstd`` (which httpx 0.28 asks for when zstandard is installed), or gzip
+    with a coding nobody knows stacked on it (which the HTTP library skips, and then inflates the gzip itself)."""
+    if coding == "zstd":
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=19).compress(bytes(HUGE))
+    return gzip.compress(bytes(HUGE))
+
+
+@pytest.mark.parametrize("coding", ["zstd", "gzip, unknown"])
+async def test_a_coding_the_bounded_reader_cannot_inflate_is_never_handed_to_the_library(coding: str) -> None:
+    """A caller's httpx 0.28 client decodes a ``zstd`` body (or gzip under an unknown coding), one received chunk
+    at a time, whole: 64 KB of zstd are 2 GB at once. The bounded reader refuses a coding it does not inflate
+    itself, typed, and asks only for those it does (``Accept-Encoding: gzip, deflate``)."""
+    pytest.importorskip("zstandard", reason="httpx 0.28 decodes zstd only with zstandard installed")
+    body = _coded_bomb(coding)
+
+    async def route(seen: Seen) -> Reply:
+        message = json.loads(seen.body)
+        if "id" not in message:
+            return Reply(202)
+        if message["method"] != "tools/call":
+            return _json(200, {"jsonrpc": "2.0", "id": message["id"], "result": _result(message)})
+        return Reply(200, {"content-type": "application/json", "content-encoding": coding}, body)
+
+    server = HostileHttp(route)
+    async with server.serving() as base, httpx.AsyncClient() as own:
+
+        async def call() -> None:
+            transport = http(f"{base}/mcp", client=own, max_message_size=1_000_000)
+            async with Client(transport, protocol="2026-07-28", timeout=POLICY, retry=None) as client:
+                with pytest.raises(MCPClientError):
+                    await client.call_tool("echo", {"text": "boom"})
+
+        peak = await _peak(call)
+    assert peak < BOUND, f"{peak / 1e6:.0f} MB for a {coding} body of {HUGE / 1e6:.0f} MB through a caller's client"
+    assert all(seen.headers.get("accept-encoding") == "gzip, deflate" for seen in server.requests)

@@ -276,3 +276,20 @@ async def test_a_failed_calls_span_holds_no_secret(tracing: Tracing, exporter: I
         assert secret not in text
         assert "pw-0x5ecret" not in text
         assert "sk-live-0123456789" not in text
+
+
+async def test_a_resource_uri_enters_its_span_redacted(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
+    """A resource's URI may be a signed or credentialed URL (``https://bob:pw@host/r?X-Amz-Signature=…``): the
+    span's ``mcp.resource.uri`` held it whole. It holds the one redacted name, as every URL a span shows."""
+    peer = ScriptedPeer(era="modern")
+    uri = "https://bob:pw-0x5ecret@files.example/report?X-Amz-Signature=0a1b2c3d"
+    async with client_for(peer, tracing) as client:
+        params: dict[str, object] = {"uri": uri}
+        tracing.meta_hook("resources/read", params)
+        with pytest.raises(ServerError):
+            await client.request("resources/read", params)
+    (span,) = calls(exporter, "resources/read")
+    shown = str((span.attributes or {}).get("mcp.resource.uri"))
+    assert "files.example/report" in shown
+    assert "pw-0x5ecret" not in shown
+    assert "0a1b2c3d" not in shown

@@ -255,3 +255,46 @@ async def test_a_server_error_on_memory_echoing_the_configuration_shows_no_secre
             await client.call_tool("fail", {"message": f"upstream {configured} refused {HEADER}"})
     assert "echoed.test" in str(caught.value)
     _assert_no_secret(*_shown(caught.value), _ours(caplog))
+
+
+def test_a_transport_shows_only_its_redacted_name() -> None:
+    """repr() of a transport (in a host's log line, a traceback with locals, a debugger, a durable engine's payload)
+    showed the URL's password and query, every header value, every argument and the environment whole, even
+    short secrets that the scrub does not keep. Every transport shows its one redacted name instead."""
+    short = "pw7"  # shorter than any value the scrub remembers
+    transports = [
+        http(f"http://user:{short}@127.0.0.1:1/mcp?key={short}", headers={"Authorization": f"Bearer {short}"}),
+        sse(f"http://user:{short}@127.0.0.1:1/sse?key={short}", headers={"X-Api-Key": short}),
+        stdio("server", ["--token", short], env={"API_KEY": short}),
+    ]
+    for transport in transports:
+        shown = repr(transport)
+        assert short not in shown, shown
+        assert transport.description in shown
+
+
+def test_a_server_error_a_bare_host_leaves_uncaught_reaches_its_terminal_visible() -> None:
+    """A host that does not catch a server's error: Python writes the traceback, with the error's text, to stderr.
+    The error's text carried the server's escapes raw (a title change and a screen clear here; OSC 52 would write
+    the clipboard), as did ``error.message`` in a Temporal failure's details. Every error's text is made visible
+    where it is made, as it is scrubbed there."""
+    script = f"""
+import anyio
+from mcp_client import Client, stdio
+
+async def main():
+    async with Client(stdio({sys.executable!r}, [{str(HOSTILE_SERVER)!r}]), protocol="2025-11-25") as client:
+        await client.call_tool("missing", {{}})
+
+anyio.run(main)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(mcp_client.__file__).parent.parent)},
+    )
+    assert b"InvalidParams" in done.stderr, done.stderr
+    assert b"\\x1b]0;pwned" in done.stderr  # made visible, not dropped
+    assert b"\x1b" not in done.stderr + done.stdout

@@ -5,12 +5,13 @@ checked in fake time in ``test_sse_opening.py``; here only that it ends, typed."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 import pytest
 
-from mcp_client import Client, ConnectError, TimeoutPolicy, sse
+from mcp_client import Client, ConnectError, TimeoutPolicy, http, sse
+from mcp_client.transports.base import Transport
 from tests.integration.hostile_http import HostileHttp, Reply, Seen
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_clock]
@@ -38,3 +39,23 @@ async def test_opening_the_stream_of_a_silent_server_ends_typed(kind: str) -> No
             async with Client(sse(f"{base}/sse"), timeout=TimeoutPolicy(connect=0.5)):
                 pass  # pragma: no cover
     assert [seen.method for seen in server.requests] == ["GET"]
+
+
+@pytest.mark.parametrize("make", [sse, http], ids=["sse", "http"])
+async def test_a_failure_outside_the_http_librarys_errors_ends_typed(make: Callable[[str], Transport]) -> None:
+    """A port past 65535 makes the socket layer raise ``OverflowError`` (inside anyio's task group on asyncio),
+    which no HTTP library maps: ``async with Client(sse(url))`` raised a bare ``ExceptionGroup``. Opening the
+    stream fails typed whatever the library raises."""
+    with anyio.fail_after(30), pytest.raises(ConnectError):
+        async with Client(make("http://127.0.0.1:99999/sse"), timeout=TimeoutPolicy(connect=5)):
+            pass  # pragma: no cover
+
+
+@pytest.mark.parametrize("make", [sse, http], ids=["sse", "http"])
+async def test_a_url_nothing_can_read_ends_typed(make: Callable[[str], Transport]) -> None:
+    """``Client(http("http://[::1/mcp"))`` raised Python's ``ValueError('Invalid IPv6 URL')`` from the cache
+    partition's reading of the URL, in ``Client()`` itself. The client is made; starting it fails typed."""
+    client = Client(make("http://[::1/mcp"), timeout=TimeoutPolicy(connect=5))
+    with anyio.fail_after(30), pytest.raises(ConnectError):
+        async with client:
+            pass  # pragma: no cover

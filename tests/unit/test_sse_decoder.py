@@ -164,3 +164,26 @@ def test_the_line_end_of_a_dropped_line_may_be_any_of_the_three(ending: bytes) -
     events += decoder.feed(b"x" * 50 + ending + ending + b"data: after" + ending + ending)
     assert [e.data for e in events] == [events[0].data, b"after"]
     assert events[0].oversized
+
+
+@pytest.mark.parametrize("value", [b"", b"ab"])
+def test_many_short_data_lines_cost_memory_of_their_data_not_of_their_count(value: bytes) -> None:
+    """An event of many short ``data:`` lines was held as one bytes object (or pointer) per line: 2-byte lines cost
+    some 40 times the limit (at the default 32 MiB, ~1.4 GB from ~100 KB of gzip). What is held is the data."""
+    import tracemalloc
+
+    limit = 300_000
+    line = b"data: " + value + b"\n"
+    lines_per_chunk = 65536 // len(line)
+    lines_past_the_limit = limit // (len(value) + 1) * 11 // 10
+    decoder = SSEDecoder(limit)
+    tracemalloc.start()
+    try:
+        for _ in range(lines_past_the_limit // lines_per_chunk + 1):
+            assert decoder.feed(line * lines_per_chunk) == []
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * limit, f"{peak / 1e6:.0f} MB held for an event limited to {limit / 1e6:.1f} MB"
+    [event] = decoder.feed(b"\n")
+    assert event.oversized

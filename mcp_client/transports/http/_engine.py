@@ -26,7 +26,7 @@ import httpcore2
 import httpx2
 
 from mcp_client._version import __version__
-from mcp_client.transports.bounded_body import inflatable, pieces
+from mcp_client.transports.bounded_body import ACCEPT_ENCODING, inflatable, pieces, refused
 from mcp_client.transports.http._network import WRITING, NetworkBackend
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ class ClientEngine:
         self._owned = owned
 
     def build(self, method: str, headers: dict[str, str], body: bytes | None, timeout: float | None) -> Any:
+        headers = {**headers, "accept-encoding": ACCEPT_ENCODING}  # (not the client's: httpx 0.28 asks for zstd)
         if timeout is None:
             return self.client.build_request(method, self._endpoint, content=body, headers=headers)
         return self.client.build_request(method, self._endpoint, content=body, headers=headers, timeout=timeout)
@@ -218,7 +219,7 @@ class _CoreAnswer:
         (:mod:`mcp_client.transports.bounded_body`); no other coding is asked for or read."""
         if inflatable(self.headers):
             return pieces(self)
-        return _refused(self.headers.get("content-encoding", ""))
+        return refused(self.headers.get("content-encoding", ""))
 
     async def aclose(self) -> None:
         try:
@@ -227,11 +228,6 @@ class _CoreAnswer:
             if (mapped := _as_httpx2(exc)) is None:
                 raise
             raise mapped from exc
-
-
-async def _refused(encoding: str) -> AsyncGenerator[bytes, None]:
-    raise httpx2.DecodingError(f"the answer's content encoding {encoding!r} is not supported")
-    yield b""  # (an async generator)
 
 
 class CoreEngine:

@@ -24,6 +24,7 @@ import anyio.abc
 from mcp_client._httpx import HTTPX2, HttpxLine
 from mcp_client._log_guard import package_logger
 from mcp_client._redact import scrub
+from mcp_client._typed import sole_error
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import TransportError
 from mcp_client.policy.ids import wire_id
@@ -179,4 +180,5 @@ def _blame(raw: bytes, stream_of: RequestId | None, *, body: bool = False) -> Re
 
 def _describe(exc: BaseException) -> str:
     """An HTTP library's exception as error text: any URL in it redacted, any configured secret hidden."""
+    exc = sole_error(exc)  # (a group around one failure: that failure's text)
     return scrub(str(exc)) or type(exc).__name__

@@ -31,6 +31,7 @@ import httpx2
 from mcp_client._httpx import HttpxLine, line_of
 from mcp_client._log_guard import package_logger
 from mcp_client._redact import redacted_url, scrub
+from mcp_client._typed import sole_error
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, SessionExpired, TransportError
 from mcp_client.events import CancelMethod
@@ -40,7 +41,7 @@ from mcp_client.transports._json import dumps, loads, max_values_for
 from mcp_client.transports._message_head import HEAD_SIZE, response_id_from_head
 from mcp_client.transports._sse import SSEDecoder, SSEEvent
 from mcp_client.transports.base import Connection, MessageHandler
-from mcp_client.transports.bounded_body import discard, pieces
+from mcp_client.transports.bounded_body import ACCEPT_ENCODING, discard, pieces
 from mcp_client.transports.sse._endpoint import message_endpoint
 from mcp_client.transports.stream import batch_hooks, cancellation
 
@@ -144,6 +145,7 @@ class SseConnection(Connection):
 
     async def _get(self) -> httpx2.Response:
         headers = {**self._base_headers, "accept": _EVENT_STREAM, "cache-control": "no-store"}
+        headers["accept-encoding"] = ACCEPT_ENCODING
         try:
             request = self._client.build_request("GET", self._url, headers=headers)
             response = await self._client.send(request, stream=True, follow_redirects=False, auth=self._auth)
@@ -152,6 +154,9 @@ class SseConnection(Connection):
         except (self._line.invalid_url, ValueError, TypeError) as exc:
             raise TransportError(f"could not build the GET of {self._where}: {_describe(exc)}", written=False) from exc
         except self._line.http_error as exc:
+            detail = f"could not open the SSE stream of {self._where}: {_describe(exc)}"
+            raise TransportError(detail, written=False) from exc
+        except Exception as exc:  # what no HTTP library maps (a port past 65535: OverflowError in a task group)
             detail = f"could not open the SSE stream of {self._where}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -295,6 +300,7 @@ class SseConnection(Connection):
         for key, value in (extra or {}).items():
             headers[key.lower()] = value
         headers["content-type"] = "application/json"
+        headers["accept-encoding"] = ACCEPT_ENCODING
         try:
             body = dumps(message).encode()
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
@@ -314,7 +320,7 @@ class SseConnection(Connection):
         except self._line.not_written as exc:
             detail = f"could not POST {what} to {redacted_url(endpoint)}: {_describe(exc)}"
             raise TransportError(detail, written=False) from exc
-        except self._line.http_error as exc:
+        except Exception as exc:  # (what no HTTP library maps, too) it may have been written
             detail = f"POST of {what} to {redacted_url(endpoint)} failed: {_describe(exc)}"
             raise TransportError(detail, written=True) from exc
         self._check(response, what, endpoint, request_id)
@@ -348,4 +354,5 @@ def _no_limit(seconds: float | None) -> float:
 
 def _describe(exc: BaseException) -> str:
     """An HTTP library's exception as error text: any URL in it redacted, any configured secret hidden."""
+    exc = sole_error(exc)  # (a group around one failure: that failure's text)
     return scrub(str(exc)) or type(exc).__name__
