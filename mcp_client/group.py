@@ -44,13 +44,13 @@ from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
 from mcp_client.config.load import ServerSpec, load_config
-from mcp_client.config.tool_filter import ALL_TOOLS, ToolFilter, ToolNotAllowed
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryPolicy
 from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy, as_timeout_policy
+from mcp_client.policy.tool_filter import ALL_TOOLS, ToolFilter, ToolNotAllowed
 from mcp_client.transports.base import Transport
 
 __all__ = ["ClientGroup", "GroupEventHook", "ServerStatus", "split_tool_name"]
@@ -239,6 +239,8 @@ class ClientGroup:
         options = self._client_options
         if server.max_in_flight is not None:  # the server's own limit over the group's
             options = {**options, "max_in_flight": server.max_in_flight}
+        if server.tool_filter is not ALL_TOOLS:  # the client applies it: group["name"] keeps it too
+            options = {**options, "tool_filter": server.tool_filter}
         client = Client(
             server.transport,
             timeout=server.policies.server_timeout,
@@ -460,7 +462,7 @@ async def _list_or_log(server: _Server) -> list[mcp_types.Tool] | None:
     except MCPClientError as exc:
         logger.warning("server %r: tools/list failed (annotation rules left out): %s", server.name, exc)
         return None
-    return [tool for tool in tools if server.tool_filter.allows(tool.name)]  # a filtered tool is never offered
+    return tools  # (a filtered tool is never offered: the server's client leaves it out)
 
 
 def _check_name(name: object) -> None:

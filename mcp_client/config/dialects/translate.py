@@ -31,6 +31,7 @@ from mcp_client.config.dialects.rules import (
     UrlOf,
 )
 from mcp_client.config.problems import ConfigError, ConfigProblem, segment
+from mcp_client.config.tool_filter import exact
 from mcp_client.config.values import finite, named, shown
 
 __all__ = ["Translation", "translate"]
@@ -113,7 +114,7 @@ def _entry(
             if isinstance(ours.get(rule.to), dict) and isinstance(value, Mapping):
                 ours[rule.to] = {**ours[rule.to], **value}  # (a table another key began: env_keys, a bearer)
             elif not (rule.nonempty and value == []):
-                ours[rule.to] = value
+                ours[rule.to] = _exact_names(value) if rule.to in _TOOL_LISTS else value
         elif isinstance(rule, Merge):
             if _is_table(value, path, problems):
                 ours[rule.to] = {**ours.get(rule.to, {}), **value}
@@ -162,6 +163,16 @@ def _entry(
     if "url" in ours and "type" not in ours:
         ours["type"] = url_kind or dialect.url_kind
     return _with_limits(ours, {**dialect.defaults, **timeout})
+
+
+_TOOL_LISTS = frozenset({"include_tools", "exclude_tools"})
+
+
+def _exact_names(value: object) -> object:
+    """A host's tool list: names compared as written (Gemini CLI, Codex, Goose), so our globs are made literal."""
+    if isinstance(value, list):
+        return [exact(name) if isinstance(name, str) else name for name in value]
+    return value
 
 
 _EXPANDED_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers"})
