@@ -45,7 +45,7 @@ def test_a_file_larger_than_any_configuration_is_refused(tmp_path: Path) -> None
     path = tmp_path / ".mcp.json"
     path.write_text('{"mcpServers": {}, "pad": "' + "x" * (11 * 1024 * 1024) + '"}')
     [problem] = refused(path).problems
-    assert "too large" in problem.reason
+    assert problem.reason.startswith("the file is too large")
 
 
 @pytest.mark.parametrize(
@@ -64,6 +64,12 @@ def test_json_the_parser_cannot_hold_is_a_config_error(tmp_path: Path, name: str
     [problem] = refused(path).problems
     assert problem.path == ""
     assert "not valid JSON" in problem.reason
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs a /dev/zero (an endless file)")
+def test_an_endless_file_is_read_only_up_to_the_limit() -> None:
+    [problem] = refused("/dev/zero").problems
+    assert problem.reason.startswith("the file is too large")
 
 
 def test_a_nul_in_the_path_is_a_config_error() -> None:

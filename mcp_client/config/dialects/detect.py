@@ -53,15 +53,16 @@ def read(path: Path, *, dialect: str | None, source: str) -> Any:
 
 def _text(path: Path, source: str) -> str:
     try:
-        with path.open("rb") as file:
+        with path.open("rb") as file:  # (at most one byte past the limit: /dev/zero is a file too)
             raw = file.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            reason = f"the file is too large for a configuration (over {MAX_FILE_BYTES // (1024 * 1024)} MiB)"
-            raise ConfigError([ConfigProblem("", reason)], source=source)
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig") if len(raw) <= MAX_FILE_BYTES else None
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # (ValueError: a NUL in the path)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError([ConfigProblem("", f"cannot read the file: {reason}")], source=source) from None
+    if text is None:
+        reason = f"the file is too large for a configuration (over {MAX_FILE_BYTES // (1024 * 1024)} MiB)"
+        raise ConfigError([ConfigProblem("", reason)], source=source)
+    return text
 
 
 def _toml(text: str, source: str) -> Any:
