@@ -175,3 +175,13 @@ def test_a_server_name_that_is_not_a_string_is_a_problem_not_a_renamed_server(tm
     path.write_text("mcpServers:\n  ~:\n    command: x\n")
     [problem] = refused(path).problems
     assert "server name" in problem.reason
+
+
+def test_claude_desktop_keeps_a_literal_dollar_brace_literal_as_claude_desktop_does() -> None:
+    """Claude Desktop expands no ``${VAR}`` in ``claude_desktop_config.json`` (its documented keys are ``command``,
+    ``args`` and ``env``, passed as written: https://github.com/modelcontextprotocol/servers/issues/1039)."""
+    data = {"mcpServers": {"s": {"command": "sh", "args": ["-c", "echo ${HOME}"], "env": {"T": "${SECRET_TOKEN}"}}}}
+    spec = load_config(data, environ={"HOME": "/home/someone"}, dialect="claude_desktop").specs()["s"]
+    assert isinstance(spec.transport, StdioTransport)
+    assert spec.transport.args == ("-c", "echo ${HOME}")
+    assert spec.transport.env == {"T": "${SECRET_TOKEN}"}

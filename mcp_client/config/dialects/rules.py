@@ -159,6 +159,7 @@ _CLAUDE_DESKTOP = Dialect(
     section="mcpServers",
     keys={**_STDIO, **_OURS},
     doc="https://modelcontextprotocol.io/docs/develop/connect-local-servers",
+    variables="literal",  # Claude Desktop passes args and env as written
 )
 _VSCODE = Dialect(
     name="vscode",
