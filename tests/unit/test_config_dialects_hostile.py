@@ -185,3 +185,11 @@ def test_claude_desktop_keeps_a_literal_dollar_brace_literal_as_claude_desktop_d
     assert isinstance(spec.transport, StdioTransport)
     assert spec.transport.args == ("-c", "echo ${HOME}")
     assert spec.transport.env == {"T": "${SECRET_TOKEN}"}
+
+
+def test_librechat_per_user_placeholders_are_reported_not_sent_silently() -> None:
+    """LibreChat fills ``{{LIBRECHAT_USER_ID}}`` and the like per user in ``headers``, ``url`` and ``env``
+    (https://www.librechat.ai/docs/configuration/librechat_yaml/object_structure/mcp_servers): not done here."""
+    entry = {"type": "sse", "url": "https://h.example/sse", "headers": {"X-User-ID": "{{LIBRECHAT_USER_ID}}"}}
+    with pytest.warns(ConfigWarning, match=r"mcpServers\.s\.headers\.X-User-ID: .*\{\{LIBRECHAT_USER_ID\}\}"):
+        load_config({"mcpServers": {"s": entry}}, environ={}, dialect="librechat")

@@ -136,6 +136,8 @@ class Dialect:
     """Our ``type`` for an entry with a URL and no transport key."""
     comments: bool = False
     """The host reads JSON with comments and trailing commas (JSONC)."""
+    placeholders: str | None = None
+    """The host's own per-user ``{{NAME}}`` placeholders (LibreChat): not filled in here, so each is reported."""
 
 
 _STDIO = {"command": Copy("command"), "args": Copy("args"), "env": Copy("env")}
@@ -266,6 +268,7 @@ _LIBRECHAT = Dialect(
         "oauth": Unsupported("LibreChat's OAuth settings are not read: give the client an auth= provider"),
     },
     doc="https://www.librechat.ai/docs/configuration/librechat_yaml/object_structure/mcp_servers",
+    placeholders="LibreChat fills it per user; not filled in here, sent as written",
     url_kind="sse",  # LibreChat: a url without a type is SSE
 )
 _GOOSE = Dialect(

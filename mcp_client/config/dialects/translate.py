@@ -27,9 +27,11 @@ from mcp_client.config.dialects.rules import (
     Kind,
     Limit,
     Merge,
+    Rule,
     Unsupported,
     UrlOf,
 )
+from mcp_client.config.env import raw_values
 from mcp_client.config.problems import ConfigError, ConfigProblem, segment
 from mcp_client.config.tool_filter import exact
 from mcp_client.config.values import finite, named, shown
@@ -84,6 +86,8 @@ def translate(
             problems.append(ConfigProblem(where, f"must be a table, got {type(entry).__name__}"))
             continue
         converted = _entry(dialect, entry, where, problems, notes)
+        if converted is not None and dialect.placeholders is not None:
+            notes += _placeholders(converted, where, dialect.placeholders, dialect.keys)
         if converted is not None:
             servers[str(name)] = variables.resolve(converted, where)
     if problems:
@@ -163,6 +167,21 @@ def _entry(
     if "url" in ours and "type" not in ours:
         ours["type"] = url_kind or dialect.url_kind
     return _with_limits(ours, {**dialect.defaults, **timeout})
+
+
+_PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_]+\}\}")
+
+
+def _placeholders(entry: Mapping[str, Any], where: str, note: str, keys: Mapping[str, Rule]) -> list[tuple[str, str]]:
+    """A note for each of the host's per-user ``{{NAME}}`` placeholders in the strings we send or pass on."""
+    host = {rule.to: key for key, rule in keys.items() if isinstance(rule, Copy)}
+    found: list[tuple[str, str]] = []
+    for inner, value in raw_values(entry):
+        for name in dict.fromkeys(_PLACEHOLDER.findall(value)):
+            first, dot, rest = inner.partition(".")
+            path = f"{where}.{host.get(first, first)}{dot}{rest}"
+            found.append((path, f"{name}: {note}"))
+    return found
 
 
 _TOOL_LISTS = frozenset({"include_tools", "exclude_tools"})
