@@ -31,7 +31,7 @@ MCPClientError
 ├── ToolError                    the tool reported ``isError: true`` (only when the caller asks for raising)
 ├── ToolChanged                  ``pin_tools``: the tool's definition changed since it was pinned; nothing was sent
 │   └── ToolNotReviewed          client/tool_pins.py: strict pins do not name the tool; nothing was sent
-├── ToolNotAllowed               config/tool_filter.py: the server's tool filter leaves the tool out; nothing was sent
+├── ToolNotAllowed               policy/tool_filter.py: the server's tool filter leaves the tool out; nothing was sent
 ├── StructuredOutputError        the tool's ``structuredContent`` does not match its ``outputSchema``
 ├── ProtocolError                the server broke the protocol
 │   └── DuplicateToolName        client/tool_pins.py: a tool listing names one tool twice (refused whole)

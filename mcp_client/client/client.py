@@ -54,6 +54,7 @@ from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg, UseClient
 from mcp_client.policy.registry import PolicyRegistry, RetryArg, with_retry_rules
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryBudget, RetryPolicy
 from mcp_client.policy.timeout import as_timeout_policy
+from mcp_client.policy.tool_filter import ToolFilter
 from mcp_client.protocol import negotiate
 from mcp_client.protocol.logs import LogLevel
 from mcp_client.protocol.negotiate import ProtocolMode, ServerIdentity
@@ -124,6 +125,8 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             until :meth:`accept_tool_change`; off, a change is only reported (``ToolDefinitionChanged``).
         tool_pins: Pins to start from (``ToolPins.load(saved)``; ``strict=True`` also refuses the tools they do not
             name); by default each tool's first listing.
+        tool_filter: The tools offered and callable (:class:`~mcp_client.config.ToolFilter`; a group gives each
+            server's its own): the others are left out of listings and refused (``ToolNotAllowed``, nothing sent).
         max_server_requests: Most of the server's requests (2025-11-25: elicitation, sampling, roots) whose handlers
             run at once; the others wait their turn. At most eight times as many are answered at once in all
             (``ping`` too); beyond, a request is dropped unanswered and reported as a ``ProtocolViolation``.
@@ -156,6 +159,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         max_in_flight: int | None = None,
         pin_tools: bool = False,
         tool_pins: ToolPins | None = None,
+        tool_filter: ToolFilter | None = None,
         max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
     ) -> None:
         self.transport = transport
@@ -173,7 +177,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         check_max_server_requests(max_server_requests)
         self._max_server_requests = max_server_requests
         self._in_flight_limit = InFlightLimit(limit) if limit is not None else None
-        self._init_pins(pin_tools, tool_pins)
+        self._init_pins(pin_tools, tool_pins, tool_filter)
         self.meta_hook = meta_hook
         """Called as ``meta_hook(method, params)`` before each call is sent, on the calling task; it may add keys
         to ``params["_meta"]`` (``Tracing.meta_hook`` puts the W3C ``traceparent`` there)."""
@@ -401,7 +405,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         name = params.get("name") if method == "tools/call" else None
         tool = name if isinstance(name, str) else None
         if tool is not None:
-            self._check_pinned(tool)
+            self._check_callable(tool)
         if self.meta_hook is not None:
             self.meta_hook(method, params)
         policy, retry_policy = self.resolve(tool, timeout=timeout, retry=retry)
@@ -452,7 +456,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
     ) -> list[mcp_types.Tool]:
         """Every tool, all pages (fresh ones from the cache unless ``cache`` says otherwise); the tool hints."""
         pages = self._paginate("tools/list", mcp_types.ListToolsResult, timeout, cache)
-        tools = [tool for page in [p async for p in pages] for tool in page.tools]
+        tools = self._offered([tool for page in [p async for p in pages] for tool in page.tools])
         if self._sends_tool_headers:
             # The spec: a tool whose x-mcp-header annotations are invalid is left out of the listing, with a warning.
             tools, self._header_params = filter_tools(tools, lambda t: t.input_schema, lambda t: t.name, logger.warning)

@@ -76,7 +76,7 @@ class ToolPath:
         ) -> CallOptions: ...
         def _stamp_log_level(self, params: JSONObject, level: LogLevel | None) -> None: ...
         def is_idempotent(self, tool: str) -> bool: ...
-        def _check_pinned(self, name: str) -> None: ...
+        def _check_callable(self, name: str) -> None: ...
         def _must_learn_task_support(self, name: str) -> bool: ...
         def _ask_for_task(self, name: str, params: JSONObject, timeout: TimeoutArg) -> bool: ...
         def resolve(
@@ -126,7 +126,7 @@ class ToolPath:
         """
         # (One frame for the whole call: a call in flight holds little more than its frames.)
         started_at = self.session.clock()  # the maximum counts from here: nothing after this extends it
-        self._check_pinned(name)  # (before the listing below, too: a refused call sends nothing at all)
+        self._check_callable(name)  # (before the listing below, too: a refused call sends nothing at all)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         try:
@@ -172,7 +172,7 @@ class ToolPath:
         ```
         Leaving the ``async with`` block before the call ended cancels it. ``log_level``: as for :meth:`call_tool`.
         """
-        self._check_pinned(name)
+        self._check_callable(name)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
         options = self._call_options("tools/call", params, timeout, retry)  # (the meta hook runs on the calling task)

@@ -1,4 +1,5 @@
-"""``${VAR}`` and ``${VAR:-default}`` in an ``mcp.json``: replaced from the environment, unset ones collected.
+"""``${VAR}`` and ``${VAR:-default}`` in an ``mcp.json``: replaced from the environment, unset ones collected
+(``$${`` writes a literal ``${``).
 
 Used by :mod:`mcp_client.config.load` on the validated entries (to expand them) and on the raw entries of a file that
 did not validate (so that one report lists every problem, unset variables included). Imports only
@@ -29,7 +30,7 @@ __all__ = [
     "unset_variables",
 ]
 
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 EXPANDED_FIELDS = ("command", "args", "env", "cwd", "url", "headers")
 """The fields of a server entry whose strings are expanded."""
@@ -62,11 +63,15 @@ def expand(value: str, environ: Mapping[str, str], unset: list[str], refused: li
     """``value`` with its references replaced; the name of each one without a value is appended to ``unset``,
     and (``environ`` being an :class:`AllowedEnvironment`) of each one not allowed to ``refused`` (else ``unset``).
 
-    ``${VAR:-default}`` takes ``default`` when ``VAR`` is unset or empty; ``${VAR}`` takes ``VAR`` even if empty.
+    ``${VAR:-default}`` takes ``default`` when ``VAR`` is unset or empty; ``${VAR}`` takes ``VAR`` even if empty;
+    ``$${`` is a literal ``${`` (how a host's text that is not a reference is carried through, see
+    :mod:`mcp_client.config.dialects.translate`).
     """
 
     def substitute(match: re.Match[str]) -> str:
         variable, default = match.group(1), match.group(2)
+        if variable is None:
+            return "${"
         if isinstance(environ, AllowedEnvironment) and variable not in environ.allowed:
             (refused if refused is not None else unset).append(variable)
             return ""

@@ -56,6 +56,7 @@ from mcp_client.config.values import (
     NonNegative,
     Text,
     is_number,
+    named,
     problem,
     shown,
 )
@@ -195,7 +196,7 @@ def _annotation(value: object) -> str:
     if value not in _ANNOTATION_ALIASES:
         raise problem(
             "unknown annotation {key}; expected readOnlyHint, idempotentHint, destructiveHint or openWorldHint",
-            key=shown(value),
+            key=named(value),
         )
     return str(value)
 

@@ -1,51 +1,6 @@
-"""Which tools of a server a host offers: ``include_tools``/``exclude_tools`` of an entry (Gemini CLI's
-``includeTools``/``excludeTools``, Codex's ``enabled_tools``/``disabled_tools``).
+"""Which tools of a server a host offers: ``include_tools``/``exclude_tools`` of an entry. The filter itself lives in
+:mod:`mcp_client.policy.tool_filter` (a client applies it); this is where configurations name it."""
 
-A :class:`~mcp_client.group.ClientGroup` leaves a tool the filter excludes out of every listing and refuses its
-calls with :class:`ToolNotAllowed` before anything is sent. Patterns are exact names or ``fnmatch`` globs, matched
-case-sensitively (MCP tool names hold no ``*``, ``?`` or ``[``, so a plain name matches only itself).
-"""
+from mcp_client.policy.tool_filter import ALL_TOOLS, ToolFilter, ToolNotAllowed, exact
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from typing import Any
-
-from mcp_client.errors import MCPClientError
-
-__all__ = ["ToolFilter", "ToolNotAllowed"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolFilter:
-    """The tools of one server a host may list and call.
-
-    Args:
-        include: Only the tools matching one of these (None: every tool).
-        exclude: Never the tools matching one of these; wins over ``include`` (as in Gemini CLI and Codex).
-    """
-
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] = ()
-
-    def allows(self, tool: str) -> bool:
-        """Whether ``tool`` passes the filter."""
-        if any(fnmatchcase(tool, pattern) for pattern in self.exclude):
-            return False
-        return self.include is None or any(fnmatchcase(tool, pattern) for pattern in self.include)
-
-
-ALL_TOOLS = ToolFilter()
-
-
-class ToolNotAllowed(MCPClientError):
-    """The tool is left out by its server's tool filter (``include_tools``/``exclude_tools``): refused before
-    anything was sent."""
-
-    outcome = "tool_filtered"
-    refusal = True
-
-    def __init__(self, message: str, *, name: str, **context: Any) -> None:
-        super().__init__(message, **context)
-        self.tool = name
+__all__ = ["ALL_TOOLS", "ToolFilter", "ToolNotAllowed", "exact"]

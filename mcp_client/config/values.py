@@ -23,7 +23,9 @@ __all__ = [
     "Multiplier",
     "NonNegative",
     "Text",
+    "finite",
     "is_number",
+    "named",
     "problem",
     "shown",
 ]
@@ -39,41 +41,55 @@ def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def finite(value: object) -> float | None:
+    """``value`` as a finite float; None when it is not a number, or not finite, or too large for a float."""
+    if not is_number(value):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int of hundreds of digits
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _duration(value: object) -> float | None:
     if value is None:
         return None
-    if not is_number(value) or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type, operator]
-        raise problem("must be a positive number of seconds or null, got {value}", value=json.dumps(value))
-    return float(value)  # type: ignore[arg-type]
+    number = finite(value)
+    if number is None or number <= 0:
+        raise problem("must be a positive number of seconds or null, got {value}", value=shown(value))
+    return number
 
 
 def _non_negative(value: object) -> float:
-    if not is_number(value) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
-        raise problem("must be a number of seconds >= 0, got {value}", value=json.dumps(value))
-    return float(value)  # type: ignore[arg-type]
+    number = finite(value)
+    if number is None or number < 0:
+        raise problem("must be a number of seconds >= 0, got {value}", value=shown(value))
+    return number
 
 
 def _multiplier(value: object) -> float:
-    if not is_number(value) or not math.isfinite(value) or value < 1:  # type: ignore[arg-type, operator]
-        raise problem("must be a number >= 1, got {value}", value=json.dumps(value))
-    return float(value)  # type: ignore[arg-type]
+    number = finite(value)
+    if number is None or number < 1:
+        raise problem("must be a number >= 1, got {value}", value=shown(value))
+    return number
 
 
 def _attempts(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise problem("must be an integer >= 1, got {value}", value=json.dumps(value))
+        raise problem("must be an integer >= 1, got {value}", value=shown(value))
     return value
 
 
 def _max_in_flight(value: object) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise problem("must be an integer >= 1 or null, got {value}", value=json.dumps(value))
+        raise problem("must be an integer >= 1 or null, got {value}", value=shown(value))
     return value
 
 
 def _flag(value: object) -> bool:
     if not isinstance(value, bool):
-        raise problem("must be true or false, got {value}", value=json.dumps(value))
+        raise problem("must be true or false, got {value}", value=shown(value))
     return value
 
 
@@ -83,16 +99,34 @@ def _flag_or_null(value: object) -> bool | None:
 
 def _text(value: object) -> str:
     if not isinstance(value, str):
-        raise problem("must be a string, got {value}", value=json.dumps(value))
+        raise problem("must be a string, got {value}", value=shown(value))
     return value
 
 
+_KINDS = {str: "a string", list: "a list", dict: "an object", tuple: "a list"}
+_LONGEST_NUMBER = 40
+
+
 def shown(value: object) -> str:
-    """``value`` as JSON for a message (its repr when it is not JSON)."""
-    try:
+    """``value`` for a message, without its content unless it is a short number, a boolean or null: a string, a
+    list or a table may hold a token written where it does not belong, and a file's value may be any object
+    (a YAML or TOML date), so those are named by their kind ("a string", "a list"...)."""
+    if value is None or isinstance(value, bool):
         return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
+    if is_number(value):
+        text = repr(value) if isinstance(value, int) and abs(value) < 10**_LONGEST_NUMBER else None
+        if isinstance(value, float):
+            text = json.dumps(value)
+        return text if text is not None else "a number too large"
+    for kind, words in _KINDS.items():
+        if isinstance(value, kind):
+            return words
+    return f"a {type(value).__name__}"
+
+
+def named(value: object) -> str:
+    """A value that names a choice (a transport, an annotation) for a message: a string as JSON, else :func:`shown`."""
+    return json.dumps(value) if isinstance(value, str) else shown(value)
 
 
 Duration = Annotated[float | None, BeforeValidator(_duration)]

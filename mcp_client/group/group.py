@@ -43,7 +43,6 @@ from mcp_client.calls.progress import ProgressCallback
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
 from mcp_client.config.load import ServerSpec, load_config
-from mcp_client.config.tool_filter import ToolNotAllowed
 from mcp_client.errors import ConnectError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
 from mcp_client.group.lazy import running_client, started_client
@@ -54,6 +53,7 @@ from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
 from mcp_client.policy.retry import DEFAULT_RETRY, RetryPolicy
 from mcp_client.policy.timeout import DEFAULT_TIMEOUT, TimeoutPolicy, as_timeout_policy
+from mcp_client.policy.tool_filter import ToolNotAllowed
 from mcp_client.transports.base import Transport
 
 __all__ = ["ClientGroup", "GroupEventHook", "ServerStatus", "split_tool_name"]

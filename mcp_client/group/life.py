@@ -28,6 +28,7 @@ from mcp_client.errors import ConnectError, MCPClientError
 from mcp_client.events import Event
 from mcp_client.group.server import GroupServer, ServerStatus
 from mcp_client.group.snapshot import SnapshotStore
+from mcp_client.policy.tool_filter import ALL_TOOLS
 
 __all__ = ["CONNECT_GRACE", "ServerLives"]
 
@@ -74,6 +75,8 @@ class ServerLives:
         options = self.client_options
         if server.max_in_flight is not None:  # the server's own limit over the group's
             options = {**options, "max_in_flight": server.max_in_flight}
+        if server.tool_filter is not ALL_TOOLS:  # the client applies it: group["name"] keeps it too
+            options = {**options, "tool_filter": server.tool_filter}
         if server.seen and options.get("tool_pins") is None:
             pins = ToolPins()  # the snapshot is what was seen last: a tool that differs now is reported as a change
             pins.observe(server.seen)

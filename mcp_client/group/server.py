@@ -19,8 +19,8 @@ import anyio
 import mcp_types
 
 from mcp_client.client.client import Client
-from mcp_client.config.tool_filter import ALL_TOOLS, ToolFilter
 from mcp_client.policy.registry import PolicyRegistry
+from mcp_client.policy.tool_filter import ALL_TOOLS, ToolFilter
 from mcp_client.transports.base import Transport
 
 __all__ = ["START_RETRY_FIRST", "START_RETRY_MAX", "GroupServer", "ServerStatus", "start_retry_delay"]

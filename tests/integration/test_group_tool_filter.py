@@ -44,3 +44,47 @@ async def test_an_include_list_from_a_gemini_file_offers_only_its_tools() -> Non
         assert [name for name in group.tools] == ["s/echo"]
         with pytest.raises(ToolNotAllowed):
             await group.call_tool("s/silent")
+
+
+async def test_the_servers_own_client_refuses_and_hides_a_filtered_tool_too() -> None:
+    """``group["s"]`` (and ``group.clients``) is the server's client: the filter holds there as well, so no path
+    around the group's own methods reaches a tool the host's file left out."""
+    peer = ScriptedPeer()
+    spec = ServerSpec(memory(peer.serve, name="filtered"), tool_filter=ToolFilter(exclude=("silent",)))
+    async with ClientGroup({"s": spec}) as group:
+        client = group["s"]
+        with pytest.raises(ToolNotAllowed) as error:
+            await client.call_tool("silent")
+        assert may_have_run(error.value) is Ran.NO
+        with pytest.raises(ToolNotAllowed):
+            group.clients["s"].tool_call("silent")
+        assert "silent" not in {tool.name for tool in await client.list_tools()}
+        assert not (await client.call_tool("echo", {"text": "hi"})).is_error
+    assert dict(peer.stats.calls_by_tool) == {"echo": 1}
+
+
+def test_the_blocking_groups_server_client_refuses_a_filtered_tool() -> None:
+    from mcp_client.sync import ClientGroup as BlockingGroup
+
+    peer = ScriptedPeer()
+    spec = ServerSpec(memory(peer.serve, name="filtered"), tool_filter=ToolFilter(exclude=("silent",)))
+    with BlockingGroup({"s": spec}) as group:
+        with pytest.raises(ToolNotAllowed):
+            group["s"].call_tool("silent")
+        with pytest.raises(ToolNotAllowed):
+            group.call_tool("s/silent")
+    assert dict(peer.stats.calls_by_tool) == {}
+
+
+def test_a_hosts_tool_list_names_tools_exactly_as_the_host_does() -> None:
+    """Gemini CLI, Codex and Goose compare tool names as written: ``read_*`` there names no tool but ``read_*``."""
+    entry = {"command": "x", "includeTools": ["read_*", "get[1]"]}
+    config = load_config({"mcpServers": {"s": entry}}, dialect="gemini")
+    tool_filter = config.specs()["s"].tool_filter
+    assert tool_filter.allows("read_*")
+    assert tool_filter.allows("get[1]")
+    assert not tool_filter.allows("read_secret")
+    assert not tool_filter.allows("get1")
+    codex = load_config({"mcp_servers": {"s": {"command": "x", "disabled_tools": ["delete?"]}}}).specs()["s"]
+    assert codex.tool_filter.allows("deleteX")
+    assert not codex.tool_filter.allows("delete?")

@@ -6,6 +6,7 @@
   one, loaded without a callback, is refused: the host must ask its user, this library never does).
 * ``"dollar"`` (Gemini CLI): ``$VAR`` → ``${VAR}`` too.
 * ``"braces"``: ``${VAR}`` and ``${VAR:-default}``, ours, left for :mod:`mcp_client.config.env`.
+* ``"literal"`` (Codex): none; :mod:`.translate` keeps the host's ``${`` literal.
 
 An answer may not itself hold ``${``: it would be expanded from the environment afterwards.
 """
@@ -69,7 +70,7 @@ class HostVariables:
 
     def resolve(self, entry: dict[str, Any], where: str) -> dict[str, Any]:
         """``entry`` with the references of its strings rewritten or filled in."""
-        if self._style == "braces":
+        if self._style in ("braces", "literal"):
             return entry
         out = dict(entry)
         for key in _FIELDS:

@@ -93,7 +93,8 @@ class EnvHeaders:
 
 @dataclass(frozen=True, slots=True)
 class EnvKeys:
-    """Names of variables passed to the server from the environment: ``env[NAME] = "${NAME}"`` (Goose)."""
+    """Names of variables passed to the server from the environment: ``env[NAME] = "${NAME}"`` (Goose's
+    ``env_keys``; Codex's ``env_vars``, whose items may also be ``{name = "X", source = "local"}``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +128,16 @@ class Dialect:
     """Where the host publishes the format."""
     variables: str = "braces"
     """How the host writes references in values: ``"braces"`` (``${VAR}``, ``${VAR:-default}``: ours), ``"vscode"``
-    (``${env:VAR}``, ``${input:ID}``, ``${userHome}``, ``${workspaceFolder}``) or ``"dollar"`` (``$VAR`` too)."""
+    (``${env:VAR}``, ``${input:ID}``, ``${userHome}``, ``${workspaceFolder}``), ``"dollar"`` (``$VAR`` too) or
+    ``"literal"`` (none: the host passes ``${HOME}`` as written; only keys that name a variable read one)."""
     defaults: Mapping[str, float] = field(default_factory=dict)
     """``policy.timeout`` fields (seconds) the host applies to an entry that does not set them."""
     url_kind: str = "http"
     """Our ``type`` for an entry with a URL and no transport key."""
     comments: bool = False
     """The host reads JSON with comments and trailing commas (JSONC)."""
+    placeholders: str | None = None
+    """The host's own per-user ``{{NAME}}`` placeholders (LibreChat): not filled in here, so each is reported."""
 
 
 _STDIO = {"command": Copy("command"), "args": Copy("args"), "env": Copy("env")}
@@ -157,6 +161,7 @@ _CLAUDE_DESKTOP = Dialect(
     section="mcpServers",
     keys={**_STDIO, **_OURS},
     doc="https://modelcontextprotocol.io/docs/develop/connect-local-servers",
+    variables="literal",  # Claude Desktop passes args and env as written
 )
 _VSCODE = Dialect(
     name="vscode",
@@ -226,10 +231,15 @@ _CODEX = Dialect(
         "enabled": Enabled(),
         "enabled_tools": Copy("include_tools"),
         "disabled_tools": Copy("exclude_tools"),
+        "env_vars": EnvKeys(),
         "required": Ignore("Codex refuses to start without it; a group records the failure in group.failures"),
+        "default_tools_approval_mode": Ignore(_APPROVAL),
+        "tools": Ignore(f"per-tool approval_mode; {_APPROVAL}"),
+        "experimental_environment": Unsupported("a remote executor is Codex's own: the server is started here"),
         "oauth": Unsupported("Codex's OAuth settings are not read: give the client an auth= provider"),
     },
     doc="https://github.com/openai/codex/blob/main/docs/config.md#mcp_servers",
+    variables="literal",
     defaults={"connect": 10.0, "maximum": 60.0},
 )
 _LIBRECHAT = Dialect(
@@ -258,6 +268,7 @@ _LIBRECHAT = Dialect(
         "oauth": Unsupported("LibreChat's OAuth settings are not read: give the client an auth= provider"),
     },
     doc="https://www.librechat.ai/docs/configuration/librechat_yaml/object_structure/mcp_servers",
+    placeholders="LibreChat fills it per user; not filled in here, sent as written",
     url_kind="sse",  # LibreChat: a url without a type is SSE
 )
 _GOOSE = Dialect(

@@ -9,7 +9,6 @@ raised at once in a :class:`~mcp_client.config.problems.ConfigError`.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,11 +27,14 @@ from mcp_client.config.dialects.rules import (
     Kind,
     Limit,
     Merge,
+    Rule,
     Unsupported,
     UrlOf,
 )
+from mcp_client.config.env import raw_values
 from mcp_client.config.problems import ConfigError, ConfigProblem, segment
-from mcp_client.config.values import shown
+from mcp_client.config.tool_filter import exact
+from mcp_client.config.values import finite, named, shown
 
 __all__ = ["Translation", "translate"]
 
@@ -77,10 +79,15 @@ def translate(
     servers: dict[str, Any] = {}
     for name, entry in section.items():
         where = f"{dialect.section}.{segment(name)}"
+        if not isinstance(name, str) or not name:  # (a YAML ~ or 1 key would otherwise become "None" or "1")
+            problems.append(ConfigProblem(where, f"a server name must be a non-empty string, got {shown(name)}"))
+            continue
         if not isinstance(entry, Mapping):
             problems.append(ConfigProblem(where, f"must be a table, got {type(entry).__name__}"))
             continue
         converted = _entry(dialect, entry, where, problems, notes)
+        if converted is not None and dialect.placeholders is not None:
+            notes += _placeholders(converted, where, dialect.placeholders, dialect.keys)
         if converted is not None:
             servers[str(name)] = variables.resolve(converted, where)
     if problems:
@@ -103,13 +110,15 @@ def _entry(
     for key, value in entry.items():
         path = f"{where}.{segment(key)}"
         rule = dialect.keys.get(key)
+        if dialect.variables == "literal" and isinstance(rule, Copy | Merge | UrlOf) and _expanded(rule):
+            value = _as_written(value)
         if rule is None:
             notes.append((path, f"not understood (dialect {dialect.name}); ignored"))
         elif isinstance(rule, Copy):
             if isinstance(ours.get(rule.to), dict) and isinstance(value, Mapping):
                 ours[rule.to] = {**ours[rule.to], **value}  # (a table another key began: env_keys, a bearer)
             elif not (rule.nonempty and value == []):
-                ours[rule.to] = value
+                ours[rule.to] = _exact_names(value) if rule.to in _TOOL_LISTS else value
         elif isinstance(rule, Merge):
             if _is_table(value, path, problems):
                 ours[rule.to] = {**ours.get(rule.to, {}), **value}
@@ -119,11 +128,11 @@ def _entry(
                 timeout[rule.field] = seconds
         elif isinstance(rule, Kind):
             if isinstance(value, str) and value in rule.left_out:
-                notes.append((path, f"{shown(value)}: {rule.left_out[value]}; the server is left out"))
+                notes.append((path, f"{named(value)}: {rule.left_out[value]}; the server is left out"))
                 return None
             if not isinstance(value, str) or value not in rule.kinds:
                 expected = ", ".join(json.dumps(kind) for kind in [*rule.kinds, *rule.left_out])
-                problems.append(ConfigProblem(path, f"unknown transport {shown(value)}; expected {expected}"))
+                problems.append(ConfigProblem(path, f"unknown transport {named(value)}; expected {expected}"))
             else:
                 ours["type"] = rule.kinds[value]
         elif isinstance(rule, UrlOf):
@@ -144,6 +153,11 @@ def _entry(
         elif isinstance(rule, EnvKeys):
             names = value if isinstance(value, list) else [value]
             for i, variable in enumerate(names):
+                if isinstance(variable, Mapping):  # Codex: {name = "X", source = "local" | "remote"}
+                    if variable.get("source", "local") != "local":
+                        notes.append((f"{path}.{i}", "a variable of Codex's remote executor is not read; ignored"))
+                        continue
+                    variable = variable.get("name")
                 if _is_name(variable, f"{path}.{i}", problems):
                     ours.setdefault("env", {})[variable] = f"${{{variable}}}"
         elif isinstance(rule, Unsupported):
@@ -153,6 +167,50 @@ def _entry(
     if "url" in ours and "type" not in ours:
         ours["type"] = url_kind or dialect.url_kind
     return _with_limits(ours, {**dialect.defaults, **timeout})
+
+
+_PLACEHOLDER = re.compile(r"\{\{[A-Za-z0-9_]+\}\}")
+
+
+def _placeholders(entry: Mapping[str, Any], where: str, note: str, keys: Mapping[str, Rule]) -> list[tuple[str, str]]:
+    """A note for each of the host's per-user ``{{NAME}}`` placeholders in the strings we send or pass on."""
+    host = {rule.to: key for key, rule in keys.items() if isinstance(rule, Copy)}
+    found: list[tuple[str, str]] = []
+    for inner, value in raw_values(entry):
+        for name in dict.fromkeys(_PLACEHOLDER.findall(value)):
+            first, dot, rest = inner.partition(".")
+            path = f"{where}.{host.get(first, first)}{dot}{rest}"
+            found.append((path, f"{name}: {note}"))
+    return found
+
+
+_TOOL_LISTS = frozenset({"include_tools", "exclude_tools"})
+
+
+def _exact_names(value: object) -> object:
+    """A host's tool list: names compared as written (Gemini CLI, Codex, Goose), so our globs are made literal."""
+    if isinstance(value, list):
+        return [exact(name) if isinstance(name, str) else name for name in value]
+    return value
+
+
+_EXPANDED_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers"})
+
+
+def _expanded(rule: Copy | Merge | UrlOf) -> bool:
+    """Whether the key's value lands where our ``${VAR}`` expansion reads (see :mod:`mcp_client.config.env`)."""
+    return isinstance(rule, UrlOf) or rule.to in _EXPANDED_KEYS
+
+
+def _as_written(value: object) -> object:
+    """A host's value that holds no references, kept literal through our expansion (``${`` written ``$${``)."""
+    if isinstance(value, str):
+        return value.replace("${", "$${")
+    if isinstance(value, list):
+        return [_as_written(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _as_written(item) for key, item in value.items()}
+    return value
 
 
 def _with_limits(ours: dict[str, Any], timeout: dict[str, float]) -> dict[str, Any]:
@@ -169,12 +227,12 @@ def _with_limits(ours: dict[str, Any], timeout: dict[str, float]) -> dict[str, A
 
 
 def _seconds(value: object, unit: str, path: str, problems: list[ConfigProblem]) -> float | None:
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if number is None or not math.isfinite(number) or number <= 0:
+    number = finite(value)
+    if number is None or number <= 0:
         words = _UNIT_WORDS[unit]
         problems.append(ConfigProblem(path, f"must be a positive number of {words}, got {shown(value)}"))
         return None
-    return float(number) * _UNIT_SECONDS[unit]
+    return number * _UNIT_SECONDS[unit]
 
 
 def _is_table(value: object, path: str, problems: list[ConfigProblem]) -> bool:
