@@ -423,7 +423,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
             return last
         # The pin is checked again right before each write: a listing may show the tool changed while the call
         # waits (for a slot, a renewal, the listing it needs), and what the client knows then decides.
-        before_send = partial(self._check_pinned, tool) if tool is not None and self._enforce_pins else None
+        before_send = partial(self._check_callable, tool) if tool is not None and self._enforce_pins else None
         options = CallOptions(policy, retry_policy, idempotent, headers, renews=True, before_send=before_send)
         if headers is None:  # (a call's own headers are its own)
             if len(self._options_by_tool) >= 256:
