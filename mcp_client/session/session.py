@@ -478,6 +478,12 @@ class Session:
             request.settle({}, TransportError(error.message, written=True))
         tell(self._listeners, "on_closed", error)
 
+    def on_client_closed(self, error: TransportError) -> None:
+        """The client closed while requests still wait on the connection (awaited in tasks other than the client's):
+        they fail now, as :meth:`on_closed` fails them. A close with none waiting is no failure: nothing reported."""
+        if self._closed is None and self._in_flight:
+            self.on_closed(error)
+
     def on_stderr(self, line: str) -> None:
         """A line from the server's stderr (stdio)."""
         self.emit(ServerStderr(line))
