@@ -382,3 +382,75 @@ async def test_workflows_share_the_workers_client_unless_each_gets_its_own(per_w
         if per_workflow:
             assert not activities.connections.live()  # each workflow's own client closed after its activity
     assert len(built) == clients
+
+
+# -- a beat the SDK could not record, anywhere in the activity ---------------------------------------------------
+# The SDK cancels the activity with no reason when a fire-and-forget beat fails to encode (a codec that fails only
+# sometimes) and, if the activity then ends in its cancellation, reports the codec's own error to Temporal: its
+# class as the type, its text in history, retryable, with no may_have_run.
+
+
+class _SdkCancels:
+    """A confirmation during which the SDK's own beat of the same details fails to encode: it cancels the activity
+    (no reason) while the confirmation is still in flight."""
+
+    def __init__(self, env: ActivityEnvironment, peer: ScriptedPeer, phase: str) -> None:
+        self.env, self.confirmed, self.phase = env, Confirmed(peer), phase
+
+    async def __call__(self, details: Any) -> None:
+        if details.get("phase") == self.phase:
+            self.env.cancel(ActivityCancellationDetails())
+            await anyio.sleep(1)
+        await self.confirmed(details)
+
+
+async def test_a_beat_the_sdk_could_not_record_while_written_is_confirmed_is_typed_and_sends_nothing() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    env = _environment()
+    activities = _activities(peer, _SdkCancels(env, peer, "written"), retry_rules=UNSAFE)
+    failure = await _fail(activities, env, "call_tool", ToolCallInput("echo", {"text": "x"}, 10, 30))
+    assert (failure.type, failure.non_retryable, failure.details[0]["may_have_run"]) == (
+        "CheckpointNotRecorded",
+        False,
+        "no",
+    )
+    assert _received(peer, "tools/call") == 0
+
+
+async def test_a_beat_the_sdk_could_not_record_while_a_task_is_resumed_is_typed() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    reference = await _task_reference(peer, {"seconds": 30})
+    env = _environment(details=[Checkpoint("task", reference.to_dict()).to_details()], attempt=2)
+
+    def beat_fails(*_: Any) -> None:  # the resumed attempt's first beat cannot be encoded
+        env.cancel(ActivityCancellationDetails())
+
+    env.on_heartbeat = beat_fails
+    failure = await _fail(_activities(peer, Confirmed(peer)), env, "call_tool", ToolCallInput("task_work", {}, 10, 30))
+    assert (failure.type, failure.details[0]["may_have_run"]) == ("CheckpointNotRecorded", "maybe")
+    assert _received(peer, "tools/call") == 1  # the first attempt's only
+
+
+async def test_a_beat_the_sdk_could_not_record_during_a_read_is_typed_and_retried() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    env = _environment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.03))  # a beat at once
+
+    def beat_fails(*_: Any) -> None:
+        env.cancel(ActivityCancellationDetails())
+
+    class SlowListing(Client):
+        async def list_tools(self, **options: Any) -> list[mcp_types.Tool]:
+            await anyio.sleep(1)  # long enough for a beat
+            return await super().list_tools(**options)
+
+    env.on_heartbeat = beat_fails
+    activities = MCPActivities(
+        Connections({"peer": lambda: SlowListing(memory(peer.serve), timeout=POLICY)}), confirm=Confirmed(peer)
+    )
+    failure = await _fail(activities, env, "list_tools", RequestInput())
+    assert (failure.type, failure.non_retryable, failure.details[0]["may_have_run"]) == (
+        "CheckpointNotRecorded",
+        False,
+        "maybe",
+    )

@@ -129,6 +129,8 @@ class _Progress:
         self.task: TaskReference | None = None
         self.resumable = False
         """The task's reference is confirmed in Temporal: the next attempt resumes it."""
+        self.sent = False
+        """The request may have left (or the task it made is being resumed)."""
 
 
 class MCPActivities:
@@ -205,8 +207,8 @@ class MCPActivities:
                 finally:
                     beats.cancel_scope.cancel()
             return result
-        except (MCPClientError, BaseExceptionGroup) as exc:
-            error = client_error(exc)
+        except BaseException as exc:
+            error = _typed(exc, sent=None)
             if error is None:
                 raise
             self._after_failure(connection, error)
@@ -238,7 +240,7 @@ class MCPActivities:
                     client.check_reference(reference)
                 except ValueError as exc:
                     raise invalid_reference(exc) from exc
-                progress.task, progress.resumable = reference, True
+                progress.task, progress.resumable, progress.sent = reference, True, True
                 return await self._resume(client, reference, last, attempt, request)
             tool = await connection.tool(request.name)
             idempotent = _idempotent(client, request.name)
@@ -251,8 +253,8 @@ class MCPActivities:
                 raise _maximum_passed(request.maximum, method="tools/call", ran=last is not None)
             policy = _policy(client, request.name, request.idle, left)
             return await self._call(client, request, beat, policy, attempt, progress)
-        except (MCPClientError, BaseExceptionGroup) as exc:
-            error = client_error(exc)
+        except BaseException as exc:
+            error = _typed(exc, sent=progress.sent)
             if error is None:
                 raise
             error.about_tool(request.name, None)
@@ -290,6 +292,7 @@ class MCPActivities:
         call = client.tool_call(request.name, request.arguments, timeout=policy, on_progress=beat.beat)
         async with anyio.create_task_group() as beats:
             beats.start_soon(beat.run)
+            progress.sent = True
             call.start()
             try:
                 reference = await call.handoff()
@@ -301,12 +304,7 @@ class MCPActivities:
                 lost_beat = _cancelled_by_the_sdk()
                 await _stop(call, leave=_worker_leaving() and progress.resumable and not attempt.final())
                 if lost_beat:  # the SDK could not record a beat and cancelled the activity: say so, typed
-                    raise CheckpointNotRecorded(
-                        "a heartbeat could not be recorded in Temporal after the request was sent; the call was "
-                        "cancelled",
-                        may_have_run=True,
-                        method="tools/call",
-                    ) from None
+                    raise _beat_not_recorded(sent=True) from None
                 raise
             finally:
                 beats.cancel_scope.cancel()
@@ -380,6 +378,31 @@ def _worker_leaving() -> bool:
     because the workflow asked)."""
     details = activity.cancellation_details()
     return details is not None and (details.worker_shutdown or details.timed_out) and not details.cancel_requested
+
+
+def _typed(exc: BaseException, *, sent: bool | None) -> MCPClientError | None:
+    """The one typed error an activity fails with for ``exc``, or None to let ``exc`` through (the caller's own
+    cancellation, a bug). A cancellation by the SDK itself (a beat it could not encode or record) is typed here,
+    wherever it struck: left to end the activity, the SDK would report the codec's own error, its text included,
+    to Temporal as a retryable failure with no ``may_have_run``. ``sent``: whether the call's request may have left
+    (None: a read, which may have)."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return _beat_not_recorded(sent=sent) if _cancelled_by_the_sdk() else None
+    return client_error(exc)
+
+
+def _beat_not_recorded(*, sent: bool | None) -> CheckpointNotRecorded:
+    if sent is None:
+        outcome = "; the read was stopped"
+    elif sent:
+        outcome = " after the request was sent; the call was cancelled"
+    else:
+        outcome = " before the request was sent; it was not sent"
+    return CheckpointNotRecorded(
+        f"a heartbeat could not be recorded in Temporal{outcome}",
+        may_have_run=sent,
+        method=None if sent is None else "tools/call",
+    )
 
 
 def _cancelled_by_the_sdk() -> bool:

@@ -57,7 +57,7 @@ class CheckpointNotRecorded(MCPClientError):
     After (a task's reference that could not be recorded, a beat that failed to encode) the call may have run; the
     activity fails rather than run on with a record Temporal does not have."""
 
-    def __init__(self, message: str, *, may_have_run: bool, **context: Any) -> None:
+    def __init__(self, message: str, *, may_have_run: bool | None, **context: Any) -> None:
         super().__init__(message, **context)
         self.may_have_run = may_have_run
 

@@ -43,8 +43,9 @@ _PASSED_THROUGH = (
 """What a workflow imports to build an ``MCPWorkflowClient`` and its policies, and nothing else: the client, its
 transports and anyio are not let through (a workflow never runs them). A pydantic-ai agent's workflow imports our
 ``MCPToolset``, whose module loads the client (and so a per-process token made at import, which the sandbox refuses
-to make inside a workflow): it is let through whole, as loaded by the worker, and never runs the client there. ``mcp_client`` itself and the packages on the
-way are re-imported inside the sandbox; they only load names lazily, and ``_moved``'s finder is installed once."""
+to make inside a workflow): it is let through whole, as loaded by the worker, and never runs the client there.
+``mcp_client`` itself and the packages on the way are re-imported inside the sandbox; they only load names lazily,
+and ``_moved``'s finder is installed once."""
 
 
 class MCPPlugin(SimplePlugin):
