@@ -454,3 +454,21 @@ async def test_a_beat_the_sdk_could_not_record_during_a_read_is_typed_and_retrie
         False,
         "maybe",
     )
+
+
+# -- an attempt after one that may have run never says "did not run" --------------------------------------------
+
+
+async def test_an_attempt_that_cannot_connect_after_one_that_wrote_says_may_have_run() -> None:
+    """Attempt 1 sent the call and its worker died; attempt 2 cannot reach the server (it restarts). Should that be
+    the last attempt, the workflow must not read "no": the tool may have run on attempt 1."""
+    activities = MCPActivities(
+        Connections({"peer": lambda: Client(http("http://127.0.0.1:9/mcp"), timeout=TimeoutPolicy(connect=5))}),
+        confirm=Confirmed(ScriptedPeer()),
+    )
+    env = _environment(details=[Checkpoint("written").to_details()], attempt=2)
+    failure = await _fail(activities, env, "call_tool", ToolCallInput("echo"))
+    assert (failure.type, failure.non_retryable) == ("ConnectError", False)  # another attempt may still connect
+    assert failure.details[0]["may_have_run"] == "maybe"
+    assert "did not run" not in failure.message
+    assert "safe to try again" not in failure.message

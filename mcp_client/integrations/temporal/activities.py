@@ -221,7 +221,7 @@ class MCPActivities:
         attempt = Attempt(activity.info())  # the last attempt's checkpoint, read before anything else
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), self._confirm)
         progress = _Progress()
-        connection = await self._connect(server)
+        connection = await self._connect(server, ran_before=attempt.checkpoint is not None)
         try:
             return await self._call_tool(connection, request, attempt, beat, progress)
         finally:
@@ -260,7 +260,9 @@ class MCPActivities:
             error.about_tool(request.name, None)
             await self._settle(client, beat, progress, error)
             self._after_failure(connection, error)
-            raise activity_failure(error, idempotent=idempotent, resumable=progress.resumable) from error
+            raise activity_failure(
+                error, idempotent=idempotent, resumable=progress.resumable, ran_before=last is not None
+            ) from error
 
     async def _call(
         self,
@@ -361,11 +363,11 @@ class MCPActivities:
                 beats.cancel_scope.cancel()
         return result
 
-    async def _connect(self, server: str) -> Connection:
+    async def _connect(self, server: str, *, ran_before: bool = False) -> Connection:
         try:
             return await self.connections.get(server, activity.info().workflow_id)
         except ConnectError as exc:
-            raise activity_failure(exc, idempotent=False) from exc
+            raise activity_failure(exc, idempotent=False, ran_before=ran_before) from exc
 
     def _after_failure(self, connection: Connection, error: MCPClientError) -> None:
         """A connection that failed may be broken: the next activity starts a new one."""
