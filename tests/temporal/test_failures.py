@@ -23,7 +23,7 @@ from temporalio.common import RetryPolicy as TemporalRetryPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from mcp_client import Client, RetryPolicy, TimeoutPolicy, TransportError, http, memory
+from mcp_client import Client, MaxTimeout, RetryPolicy, TimeoutPolicy, TransportError, http, memory
 from mcp_client.client.task_reference import TaskReference
 from mcp_client.integrations.temporal import Checkpoint, activity_name
 from mcp_client.integrations.temporal.activities import MCPActivities
@@ -472,3 +472,40 @@ async def test_an_attempt_that_cannot_connect_after_one_that_wrote_says_may_have
     assert failure.details[0]["may_have_run"] == "maybe"
     assert "did not run" not in failure.message
     assert "safe to try again" not in failure.message
+
+
+# -- the listing a call needs is the call's -----------------------------------------------------------------------
+
+
+class _UnansweredListing(anyio.abc.ByteReceiveStream):
+    """What the server receives, with every ``tools/list`` lost on the way: a listing that is never answered."""
+
+    def __init__(self, inner: anyio.abc.ByteReceiveStream) -> None:
+        self.inner = inner
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while True:
+            data = await self.inner.receive(max_bytes)
+            if b'"tools/list"' not in data:
+                return data
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_the_listing_a_call_needs_ends_by_the_calls_maximum_and_sends_nothing() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+
+    async def serve(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        await peer.serve(_UnansweredListing(receive), send)
+
+    client_policy = TimeoutPolicy(idle=None, maximum=20, connect=10)  # the worker client's own, far longer
+    activities = MCPActivities(
+        Connections({"peer": lambda: Client(memory(serve), timeout=client_policy)}), confirm=Confirmed(peer)
+    )
+    failure = await _fail(activities, _environment(), "call_tool", ToolCallInput("echo", {}, None, 0.3))
+    assert isinstance(failure.__cause__, MaxTimeout)
+    assert failure.__cause__.timeout is not None
+    assert failure.__cause__.timeout <= 0.3  # the call's maximum, not the client's
+    assert failure.details[0]["may_have_run"] == "no"  # the tools/call never left
+    assert _received(peer, "tools/call") == 0

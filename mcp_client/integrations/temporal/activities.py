@@ -242,7 +242,11 @@ class MCPActivities:
                     raise invalid_reference(exc) from exc
                 progress.task, progress.resumable, progress.sent = reference, True, True
                 return await self._resume(client, reference, last, attempt, request)
-            tool = await connection.tool(request.name)
+            left = attempt.left(request.maximum)
+            if left is not None and left <= 0:
+                raise _maximum_passed(request.maximum, method="tools/call", ran=last is not None)
+            # The listing that says whether the tool is safe to repeat is part of the call: under its limits.
+            tool = await connection.tool(request.name, _policy(client, request.name, request.idle, left))
             idempotent = _idempotent(client, request.name)
             if last is not None and not idempotent:
                 # Annotations that call the tool safe would contradict the rule that said it is not.
@@ -257,6 +261,8 @@ class MCPActivities:
             error = _typed(exc, sent=progress.sent)
             if error is None:
                 raise
+            if not progress.sent:  # a failure of the listing or of the checkpoint: this attempt sent no call
+                error.may_have_run = False
             error.about_tool(request.name, None)
             await self._settle(client, beat, progress, error)
             self._after_failure(connection, error)
