@@ -19,7 +19,9 @@ import anyio
 import mcp_types
 import pytest
 from temporalio.activity import ActivityCancellationDetails
+from temporalio.api.failure.v1 import Failure
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
@@ -508,4 +510,24 @@ async def test_the_listing_a_call_needs_ends_by_the_calls_maximum_and_sends_noth
     assert failure.__cause__.timeout is not None
     assert failure.__cause__.timeout <= 0.3  # the call's maximum, not the client's
     assert failure.details[0]["may_have_run"] == "no"  # the tools/call never left
+    assert _received(peer, "tools/call") == 0
+
+
+# -- what reaches history: the failure and its whole cause chain --------------------------------------------------
+
+
+async def test_a_codecs_error_text_never_reaches_history_through_the_cause_chain() -> None:
+    """A payload codec's error may name its key service, a key id or a token; the worker logs it, history must not
+    have it (Temporal's failure converter writes every ``__cause__`` of the failure, in clear)."""
+    peer = ScriptedPeer(era="modern", tasks=True)
+
+    async def codec_fails(details: Any) -> None:
+        raise RuntimeError("https://kms.example/v1/keys/k1?token=KMS-SECRET refused")
+
+    failure = await _fail(_activities(peer, codec_fails), _environment(), "call_tool", ToolCallInput("echo", {}))
+    assert failure.type == "CheckpointNotRecorded"
+    recorded = Failure()
+    await DataConverter.default.encode_failure(failure, recorded)
+    assert "KMS-SECRET" not in str(recorded)
+    assert "kms.example" not in str(recorded)
     assert _received(peer, "tools/call") == 0

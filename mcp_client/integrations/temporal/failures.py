@@ -100,6 +100,7 @@ def activity_failure(
     may be retried is still decided by what this attempt did (the next one reads the same checkpoint), but what the
     workflow reads is about the call: never "did not run", whatever this attempt's own failure was (a server that
     cannot be reached after the worker that sent the call died)."""
+    _keep_out_of_history(error)
     non_retryable = not retryable(error, idempotent=idempotent, policy=policy, resumable=resumable)
     if ran_before and may_have_run(error) is Ran.NO:
         error.may_have_run = True
@@ -115,6 +116,19 @@ def activity_failure(
         type=type(error).__name__,
         non_retryable=non_retryable,
     )
+
+
+def _keep_out_of_history(error: MCPClientError) -> None:
+    """Cut ``error``'s cause chain below the client's own errors. The activity raises its failure ``from`` the
+    error, and Temporal's failure converter writes every ``__cause__`` into history, in clear even where a payload
+    codec encrypts: the client's errors are scrubbed of configured secrets, a library's or a payload codec's are not
+    (a key service's URL, a token)."""
+    current: BaseException = error
+    while isinstance(current.__cause__, MCPClientError):
+        current = current.__cause__
+    if current.__cause__ is not None:
+        current.__cause__ = None
+    current.__suppress_context__ = True
 
 
 def client_error(error: BaseException) -> MCPClientError | None:
