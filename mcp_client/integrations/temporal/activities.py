@@ -29,7 +29,6 @@ failures and connections.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -37,6 +36,7 @@ import anyio
 import mcp_types
 from temporalio import activity
 
+from mcp_client._log_guard import package_logger
 from mcp_client.client.call import Call
 from mcp_client.client.client import Client
 from mcp_client.client.task_reference import TaskReference
@@ -57,7 +57,7 @@ from mcp_client.policy import TimeoutPolicy
 
 __all__ = ["MCPActivities"]
 
-logger = logging.getLogger("mcp_client.integrations.temporal")
+logger = package_logger("mcp_client.integrations.temporal")
 
 ResultT = TypeVar("ResultT")
 
