@@ -86,7 +86,9 @@ class Link:
         session = runner.session
         # Unwinds last, once the connection is shut down: a call still waiting on it (awaited in another task than
         # the client's) fails now, typed, on every transport (stdio's and HTTP's connections say so themselves).
-        stack.callback(session.on_client_closed, TransportError("the client was closed while the call ran", written=True))
+        stack.callback(
+            session.on_client_closed, TransportError("the client was closed while the call ran", written=True)
+        )
         connection = await stack.enter_async_context(self._transport.connect(session))
         # Unwinds first: let cancellations already scheduled reach the server before it is shut down.
         stack.push_async_callback(session.drain_cancels, self._cancel_timeout)

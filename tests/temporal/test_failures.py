@@ -19,11 +19,13 @@ import anyio
 import mcp_types
 import pytest
 from temporalio.activity import ActivityCancellationDetails
+from temporalio.api.failure.v1 import Failure
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from mcp_client import Client, RetryPolicy, TimeoutPolicy, TransportError, http, memory
+from mcp_client import Client, MaxTimeout, RetryPolicy, TimeoutPolicy, TransportError, http, memory
 from mcp_client.client.task_reference import TaskReference
 from mcp_client.integrations.temporal import Checkpoint, activity_name
 from mcp_client.integrations.temporal.activities import MCPActivities
@@ -382,3 +384,150 @@ async def test_workflows_share_the_workers_client_unless_each_gets_its_own(per_w
         if per_workflow:
             assert not activities.connections.live()  # each workflow's own client closed after its activity
     assert len(built) == clients
+
+
+# -- a beat the SDK could not record, anywhere in the activity ---------------------------------------------------
+# The SDK cancels the activity with no reason when a fire-and-forget beat fails to encode (a codec that fails only
+# sometimes) and, if the activity then ends in its cancellation, reports the codec's own error to Temporal: its
+# class as the type, its text in history, retryable, with no may_have_run.
+
+
+class _SdkCancels:
+    """A confirmation during which the SDK's own beat of the same details fails to encode: it cancels the activity
+    (no reason) while the confirmation is still in flight."""
+
+    def __init__(self, env: ActivityEnvironment, peer: ScriptedPeer, phase: str) -> None:
+        self.env, self.confirmed, self.phase = env, Confirmed(peer), phase
+
+    async def __call__(self, details: Any) -> None:
+        if details.get("phase") == self.phase:
+            self.env.cancel(ActivityCancellationDetails())
+            await anyio.sleep(1)
+        await self.confirmed(details)
+
+
+async def test_a_beat_the_sdk_could_not_record_while_written_is_confirmed_is_typed_and_sends_nothing() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    env = _environment()
+    activities = _activities(peer, _SdkCancels(env, peer, "written"), retry_rules=UNSAFE)
+    failure = await _fail(activities, env, "call_tool", ToolCallInput("echo", {"text": "x"}, 10, 30))
+    assert (failure.type, failure.non_retryable, failure.details[0]["may_have_run"]) == (
+        "CheckpointNotRecorded",
+        False,
+        "no",
+    )
+    assert _received(peer, "tools/call") == 0
+
+
+async def test_a_beat_the_sdk_could_not_record_while_a_task_is_resumed_is_typed() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    reference = await _task_reference(peer, {"seconds": 30})
+    env = _environment(details=[Checkpoint("task", reference.to_dict()).to_details()], attempt=2)
+
+    def beat_fails(*_: Any) -> None:  # the resumed attempt's first beat cannot be encoded
+        env.cancel(ActivityCancellationDetails())
+
+    env.on_heartbeat = beat_fails
+    failure = await _fail(_activities(peer, Confirmed(peer)), env, "call_tool", ToolCallInput("task_work", {}, 10, 30))
+    assert (failure.type, failure.details[0]["may_have_run"]) == ("CheckpointNotRecorded", "maybe")
+    assert _received(peer, "tools/call") == 1  # the first attempt's only
+
+
+async def test_a_beat_the_sdk_could_not_record_during_a_read_is_typed_and_retried() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+    env = _environment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.03))  # a beat at once
+
+    def beat_fails(*_: Any) -> None:
+        env.cancel(ActivityCancellationDetails())
+
+    class SlowListing(Client):
+        async def list_tools(self, **options: Any) -> list[mcp_types.Tool]:
+            await anyio.sleep(1)  # long enough for a beat
+            return await super().list_tools(**options)
+
+    env.on_heartbeat = beat_fails
+    activities = MCPActivities(
+        Connections({"peer": lambda: SlowListing(memory(peer.serve), timeout=POLICY)}), confirm=Confirmed(peer)
+    )
+    failure = await _fail(activities, env, "list_tools", RequestInput())
+    assert (failure.type, failure.non_retryable, failure.details[0]["may_have_run"]) == (
+        "CheckpointNotRecorded",
+        False,
+        "maybe",
+    )
+
+
+# -- an attempt after one that may have run never says "did not run" --------------------------------------------
+
+
+async def test_an_attempt_that_cannot_connect_after_one_that_wrote_says_may_have_run() -> None:
+    """Attempt 1 sent the call and its worker died; attempt 2 cannot reach the server (it restarts). Should that be
+    the last attempt, the workflow must not read "no": the tool may have run on attempt 1."""
+    activities = MCPActivities(
+        Connections({"peer": lambda: Client(http("http://127.0.0.1:9/mcp"), timeout=TimeoutPolicy(connect=5))}),
+        confirm=Confirmed(ScriptedPeer()),
+    )
+    env = _environment(details=[Checkpoint("written").to_details()], attempt=2)
+    failure = await _fail(activities, env, "call_tool", ToolCallInput("echo"))
+    assert (failure.type, failure.non_retryable) == ("ConnectError", False)  # another attempt may still connect
+    assert failure.details[0]["may_have_run"] == "maybe"
+    assert "did not run" not in failure.message
+    assert "safe to try again" not in failure.message
+
+
+# -- the listing a call needs is the call's -----------------------------------------------------------------------
+
+
+class _UnansweredListing(anyio.abc.ByteReceiveStream):
+    """What the server receives, with every ``tools/list`` lost on the way: a listing that is never answered."""
+
+    def __init__(self, inner: anyio.abc.ByteReceiveStream) -> None:
+        self.inner = inner
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while True:
+            data = await self.inner.receive(max_bytes)
+            if b'"tools/list"' not in data:
+                return data
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_the_listing_a_call_needs_ends_by_the_calls_maximum_and_sends_nothing() -> None:
+    peer = ScriptedPeer(era="modern", tasks=True)
+
+    async def serve(receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        await peer.serve(_UnansweredListing(receive), send)
+
+    client_policy = TimeoutPolicy(idle=None, maximum=20, connect=10)  # the worker client's own, far longer
+    activities = MCPActivities(
+        Connections({"peer": lambda: Client(memory(serve), timeout=client_policy)}), confirm=Confirmed(peer)
+    )
+    failure = await _fail(activities, _environment(), "call_tool", ToolCallInput("echo", {}, None, 0.3))
+    assert isinstance(failure.__cause__, MaxTimeout)
+    assert failure.__cause__.timeout is not None
+    assert failure.__cause__.timeout <= 0.3  # the call's maximum, not the client's
+    assert failure.details[0]["may_have_run"] == "no"  # the tools/call never left
+    assert _received(peer, "tools/call") == 0
+
+
+# -- what reaches history: the failure and its whole cause chain --------------------------------------------------
+
+
+async def test_a_codecs_error_text_never_reaches_history_through_the_cause_chain() -> None:
+    """A payload codec's error may name its key service, a key id or a token; the worker logs it, history must not
+    have it (Temporal's failure converter writes every ``__cause__`` of the failure, in clear)."""
+    peer = ScriptedPeer(era="modern", tasks=True)
+
+    async def codec_fails(details: Any) -> None:
+        raise RuntimeError("https://kms.example/v1/keys/k1?token=KMS-SECRET refused")
+
+    failure = await _fail(_activities(peer, codec_fails), _environment(), "call_tool", ToolCallInput("echo", {}))
+    assert failure.type == "CheckpointNotRecorded"
+    recorded = Failure()
+    await DataConverter.default.encode_failure(failure, recorded)
+    assert "KMS-SECRET" not in str(recorded)
+    assert "kms.example" not in str(recorded)
+    assert _received(peer, "tools/call") == 0

@@ -129,6 +129,8 @@ class _Progress:
         self.task: TaskReference | None = None
         self.resumable = False
         """The task's reference is confirmed in Temporal: the next attempt resumes it."""
+        self.sent = False
+        """The request may have left (or the task it made is being resumed)."""
 
 
 class MCPActivities:
@@ -205,8 +207,8 @@ class MCPActivities:
                 finally:
                     beats.cancel_scope.cancel()
             return result
-        except (MCPClientError, BaseExceptionGroup) as exc:
-            error = client_error(exc)
+        except BaseException as exc:
+            error = _typed(exc, sent=None)
             if error is None:
                 raise
             self._after_failure(connection, error)
@@ -219,7 +221,7 @@ class MCPActivities:
         attempt = Attempt(activity.info())  # the last attempt's checkpoint, read before anything else
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), self._confirm)
         progress = _Progress()
-        connection = await self._connect(server)
+        connection = await self._connect(server, ran_before=attempt.checkpoint is not None)
         try:
             return await self._call_tool(connection, request, attempt, beat, progress)
         finally:
@@ -238,9 +240,13 @@ class MCPActivities:
                     client.check_reference(reference)
                 except ValueError as exc:
                     raise invalid_reference(exc) from exc
-                progress.task, progress.resumable = reference, True
+                progress.task, progress.resumable, progress.sent = reference, True, True
                 return await self._resume(client, reference, last, attempt, request)
-            tool = await connection.tool(request.name)
+            left = attempt.left(request.maximum)
+            if left is not None and left <= 0:
+                raise _maximum_passed(request.maximum, method="tools/call", ran=last is not None)
+            # The listing that says whether the tool is safe to repeat is part of the call: under its limits.
+            tool = await connection.tool(request.name, _policy(client, request.name, request.idle, left))
             idempotent = _idempotent(client, request.name)
             if last is not None and not idempotent:
                 # Annotations that call the tool safe would contradict the rule that said it is not.
@@ -251,14 +257,18 @@ class MCPActivities:
                 raise _maximum_passed(request.maximum, method="tools/call", ran=last is not None)
             policy = _policy(client, request.name, request.idle, left)
             return await self._call(client, request, beat, policy, attempt, progress)
-        except (MCPClientError, BaseExceptionGroup) as exc:
-            error = client_error(exc)
+        except BaseException as exc:
+            error = _typed(exc, sent=progress.sent)
             if error is None:
                 raise
+            if not progress.sent:  # a failure of the listing or of the checkpoint: this attempt sent no call
+                error.may_have_run = False
             error.about_tool(request.name, None)
             await self._settle(client, beat, progress, error)
             self._after_failure(connection, error)
-            raise activity_failure(error, idempotent=idempotent, resumable=progress.resumable) from error
+            raise activity_failure(
+                error, idempotent=idempotent, resumable=progress.resumable, ran_before=last is not None
+            ) from error
 
     async def _call(
         self,
@@ -290,6 +300,7 @@ class MCPActivities:
         call = client.tool_call(request.name, request.arguments, timeout=policy, on_progress=beat.beat)
         async with anyio.create_task_group() as beats:
             beats.start_soon(beat.run)
+            progress.sent = True
             call.start()
             try:
                 reference = await call.handoff()
@@ -301,12 +312,7 @@ class MCPActivities:
                 lost_beat = _cancelled_by_the_sdk()
                 await _stop(call, leave=_worker_leaving() and progress.resumable and not attempt.final())
                 if lost_beat:  # the SDK could not record a beat and cancelled the activity: say so, typed
-                    raise CheckpointNotRecorded(
-                        "a heartbeat could not be recorded in Temporal after the request was sent; the call was "
-                        "cancelled",
-                        may_have_run=True,
-                        method="tools/call",
-                    ) from None
+                    raise _beat_not_recorded(sent=True) from None
                 raise
             finally:
                 beats.cancel_scope.cancel()
@@ -363,11 +369,11 @@ class MCPActivities:
                 beats.cancel_scope.cancel()
         return result
 
-    async def _connect(self, server: str) -> Connection:
+    async def _connect(self, server: str, *, ran_before: bool = False) -> Connection:
         try:
             return await self.connections.get(server, activity.info().workflow_id)
         except ConnectError as exc:
-            raise activity_failure(exc, idempotent=False) from exc
+            raise activity_failure(exc, idempotent=False, ran_before=ran_before) from exc
 
     def _after_failure(self, connection: Connection, error: MCPClientError) -> None:
         """A connection that failed may be broken: the next activity starts a new one."""
@@ -380,6 +386,31 @@ def _worker_leaving() -> bool:
     because the workflow asked)."""
     details = activity.cancellation_details()
     return details is not None and (details.worker_shutdown or details.timed_out) and not details.cancel_requested
+
+
+def _typed(exc: BaseException, *, sent: bool | None) -> MCPClientError | None:
+    """The one typed error an activity fails with for ``exc``, or None to let ``exc`` through (the caller's own
+    cancellation, a bug). A cancellation by the SDK itself (a beat it could not encode or record) is typed here,
+    wherever it struck: left to end the activity, the SDK would report the codec's own error, its text included,
+    to Temporal as a retryable failure with no ``may_have_run``. ``sent``: whether the call's request may have left
+    (None: a read, which may have)."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return _beat_not_recorded(sent=sent) if _cancelled_by_the_sdk() else None
+    return client_error(exc)
+
+
+def _beat_not_recorded(*, sent: bool | None) -> CheckpointNotRecorded:
+    if sent is None:
+        outcome = "; the read was stopped"
+    elif sent:
+        outcome = " after the request was sent; the call was cancelled"
+    else:
+        outcome = " before the request was sent; it was not sent"
+    return CheckpointNotRecorded(
+        f"a heartbeat could not be recorded in Temporal{outcome}",
+        may_have_run=sent,
+        method=None if sent is None else "tools/call",
+    )
 
 
 def _cancelled_by_the_sdk() -> bool:

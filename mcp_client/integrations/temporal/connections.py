@@ -25,6 +25,7 @@ import mcp_types
 
 from mcp_client._log_guard import package_logger
 from mcp_client.client.client import Client
+from mcp_client.policy import TimeoutPolicy
 
 logger = package_logger("mcp_client.integrations.temporal")
 
@@ -48,10 +49,12 @@ class Connection:
     """Activities using it now."""
     _tools: dict[str, mcp_types.Tool] | None = None
 
-    async def tool(self, name: str) -> mcp_types.Tool | None:
-        """The tool as the server lists it (listed once per connection, again for a name not seen yet)."""
+    async def tool(self, name: str, timeout: TimeoutPolicy | None = None) -> mcp_types.Tool | None:
+        """The tool as the server lists it (listed once per connection, again for a name not seen yet), under
+        ``timeout`` (the limits of the call that needs it; None: the client's)."""
         if self._tools is None or name not in self._tools:
-            self._tools = {tool.name: tool for tool in await self.client.list_tools()}
+            listing = self.client.list_tools() if timeout is None else self.client.list_tools(timeout=timeout)
+            self._tools = {tool.name: tool for tool in await listing}
         return self._tools.get(name)
 
 

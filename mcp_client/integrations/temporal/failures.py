@@ -26,7 +26,7 @@ from temporalio.exceptions import ApplicationError
 
 from mcp_client._typed import sole_error
 from mcp_client.errors import ConnectError, MCPClientError, TransportError
-from mcp_client.outcomes import may_have_run
+from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.policy.retry import RetryPolicy, is_retryable_cause
 
 __all__ = ["CheckpointNotRecorded", "WorkerLost", "activity_failure", "invalid_reference", "retryable"]
@@ -57,7 +57,7 @@ class CheckpointNotRecorded(MCPClientError):
     After (a task's reference that could not be recorded, a beat that failed to encode) the call may have run; the
     activity fails rather than run on with a record Temporal does not have."""
 
-    def __init__(self, message: str, *, may_have_run: bool, **context: Any) -> None:
+    def __init__(self, message: str, *, may_have_run: bool | None, **context: Any) -> None:
         super().__init__(message, **context)
         self.may_have_run = may_have_run
 
@@ -87,9 +87,23 @@ def retryable(
 
 
 def activity_failure(
-    error: MCPClientError, *, idempotent: bool, policy: RetryPolicy | None = None, resumable: bool = False
+    error: MCPClientError,
+    *,
+    idempotent: bool,
+    policy: RetryPolicy | None = None,
+    resumable: bool = False,
+    ran_before: bool = False,
 ) -> ApplicationError:
-    """The ``ApplicationError`` an activity raises for ``error`` (retryable by :func:`retryable`)."""
+    """The ``ApplicationError`` an activity raises for ``error`` (retryable by :func:`retryable`).
+
+    ``ran_before``: an earlier attempt of the call may have run it (its checkpoint says so). Whether this attempt
+    may be retried is still decided by what this attempt did (the next one reads the same checkpoint), but what the
+    workflow reads is about the call: never "did not run", whatever this attempt's own failure was (a server that
+    cannot be reached after the worker that sent the call died)."""
+    _keep_out_of_history(error)
+    non_retryable = not retryable(error, idempotent=idempotent, policy=policy, resumable=resumable)
+    if ran_before and may_have_run(error) is Ran.NO:
+        error.may_have_run = True
     detail: dict[str, Any] = {
         "may_have_run": may_have_run(error).value,
         "tool": error.tool,
@@ -100,8 +114,21 @@ def activity_failure(
         error.for_model,
         detail,
         type=type(error).__name__,
-        non_retryable=not retryable(error, idempotent=idempotent, policy=policy, resumable=resumable),
+        non_retryable=non_retryable,
     )
+
+
+def _keep_out_of_history(error: MCPClientError) -> None:
+    """Cut ``error``'s cause chain below the client's own errors. The activity raises its failure ``from`` the
+    error, and Temporal's failure converter writes every ``__cause__`` into history, in clear even where a payload
+    codec encrypts: the client's errors are scrubbed of configured secrets, a library's or a payload codec's are not
+    (a key service's URL, a token)."""
+    current: BaseException = error
+    while isinstance(current.__cause__, MCPClientError):
+        current = current.__cause__
+    if current.__cause__ is not None:
+        current.__cause__ = None
+    current.__suppress_context__ = True
 
 
 def client_error(error: BaseException) -> MCPClientError | None:
