@@ -256,7 +256,7 @@ def _node(source: Source, owner: type, name: str) -> ast.FunctionDef | ast.Async
         if isinstance(cls, ast.ClassDef) and cls.name == owner.__name__:
             found = [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name]
             decorators = {ast.unparse(d) for n in found for d in n.decorator_list}
-            if len(found) > 1 or decorators - {"property"}:
+            if len(found) > 1 or decorators - {"property", "typed_inside"}:  # (typed_inside only marks)
                 raise GenerateError(f"{owner.__qualname__}.{name}: decorated or overloaded; write it in {BASES}")
             if found:
                 return found[0]

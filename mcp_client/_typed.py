@@ -21,11 +21,12 @@ from typing import Any, ParamSpec, TypeVar
 
 from mcp_client.errors import ConnectError, MCPClientError
 
-__all__ = ["building_http_client", "sole_error", "typed", "typed_coroutine", "typed_methods"]
+__all__ = ["building_http_client", "sole_error", "typed", "typed_coroutine", "typed_inside", "typed_methods"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 C = TypeVar("C", bound=type)
+F = TypeVar("F", bound=Callable[..., Any])
 
 _TYPED = "__mcp_client_typed__"
 """Set on a wrapper made here, so that a method is never wrapped twice."""
@@ -81,6 +82,15 @@ def typed_coroutine(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Co
 
     setattr(wrapper, _TYPED, True)
     return wrapper
+
+
+def typed_inside(func: F) -> F:
+    """Mark a public coroutine method that passes its failures through :func:`sole_error` in its own frame, so
+    :func:`typed_methods` leaves it unwrapped: a call in flight holds its frames, and the hottest path (a tool
+    call) keeps to the frames it needs. A test puts a group around each such method's failure and expects the one
+    error (``tests/promises/test_typed_boundary.py``)."""
+    setattr(func, _TYPED, True)
+    return func
 
 
 def typed_methods(cls: C) -> C:

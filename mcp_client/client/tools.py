@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.abc
 import mcp_types
 
+from mcp_client._typed import sole_error, typed_inside
 from mcp_client._types import JSONObject
 from mcp_client.calls.options import CallOptions
 from mcp_client.calls.scope import CallScope
@@ -88,6 +89,7 @@ class ToolPath:
         @property
         def endpoint(self) -> str: ...
 
+    @typed_inside
     async def call_tool(
         self,
         name: str,
@@ -145,11 +147,16 @@ class ToolPath:
                     relisted = True
                     continue
                 return self._checked(name, tool_result(name, result, raise_on_error))
-        except MCPClientError as exc:
-            explained = self._named(name, exc)
-            if explained is exc:
+        except (MCPClientError, BaseExceptionGroup) as caught:
+            failure = sole_error(caught)  # (the public boundary, in this frame: a group becomes its one typed error)
+            if not isinstance(failure, MCPClientError):
+                if failure is caught:
+                    raise
+                raise failure from caught
+            explained = self._named(name, failure)
+            if explained is caught:
                 raise
-            raise explained from None
+            raise explained from (caught if explained is failure else None)
 
     def tool_call(
         self,
