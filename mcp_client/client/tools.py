@@ -88,6 +88,13 @@ class ToolPath:
         @property
         def endpoint(self) -> str: ...
 
+    @property
+    def open_handles(self) -> int:
+        """How many :meth:`tool_call` handles of this client have not ended: made and not started yet, running
+        (between a task's polls, in a retry's wait, too) or detached. A host that stops an idle server (a
+        ``ClientGroup`` with ``idle_stop``) counts these as use."""
+        return sum(1 for call in self._calls if not call.done)
+
     async def call_tool(
         self,
         name: str,

@@ -406,6 +406,14 @@ class ClientView(ClientBase):
         """
         self._runner.run(self._async.cancel_task, task_id, timeout=timeout)
 
+    @property
+    def open_handles(self) -> int:
+        """How many :meth:`tool_call` handles of this client have not ended: made and not started yet, running
+        (between a task's polls, in a retry's wait, too) or detached. A host that stops an idle server (a
+        ``ClientGroup`` with ``idle_stop``) counts these as use.
+        """
+        return self._async.open_handles
+
     def call_tool(
         self,
         name: str,

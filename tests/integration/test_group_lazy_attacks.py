@@ -12,6 +12,7 @@ import logging
 import os
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
@@ -21,6 +22,7 @@ from mcp_client.config.load import ServerSpec, parse_policy
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.group.snapshot import SnapshotStore, config_key
 from mcp_client.testing.peer import ScriptedPeer
+from tests.integration.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +75,32 @@ async def test_a_snapshot_another_user_could_have_written_is_not_read(
         assert "planted" not in [tool.name for tool in listed["s"]]
         assert peer.stats.connections == 1
     assert "tool snapshot" in caplog.text
+
+
+# -- idle stop never cuts a handle's call ---------------------------------------------------------------------------
+
+
+@pytest.mark.fake_clock
+async def test_a_handles_task_backed_call_between_its_polls_keeps_its_server_from_stopping(tmp_path: Path) -> None:
+    peer = ScriptedPeer(tasks=True)  # task_work runs as a task: between polls no request awaits an answer
+    server = ServerSpec(memory(peer.serve, name="tasks"), parse_policy({}))
+    async with ClientGroup({"s": server}, start="lazy", idle_stop=1, snapshot=tmp_path) as group:
+        await group.start("s")
+        async with group.tool_call("s/task_work", {"seconds": 30.0, "text": "kept"}) as call:
+            assert text_of(await call.result()) == "task done: kept"
+        assert peer.stats.connections == 1
+        await anyio.sleep(5)
+        assert group.status("s") is ServerStatus.STOPPED_IDLE  # and once it ended, it stops as before
+
+
+@pytest.mark.fake_clock
+async def test_a_handle_made_but_not_yet_started_keeps_its_server_from_stopping(tmp_path: Path) -> None:
+    peer = ScriptedPeer()
+    server = ServerSpec(memory(peer.serve, name="unstarted"), parse_policy({}))
+    async with ClientGroup({"s": server}, start="lazy", idle_stop=1, snapshot=tmp_path) as group:
+        await group.start("s")
+        call = group.tool_call("s/echo", {"text": "later"})
+        await anyio.sleep(5)  # the host does other work before it starts the call
+        async with call:
+            assert text_of(await call.result()) == "later"
+        assert peer.stats.connections == 1
