@@ -55,6 +55,7 @@ class ToolPath:
     _task_group: anyio.abc.TaskGroup | None
     _progress_interval: float | None
     _calls: weakref.WeakSet[Call[Any]]
+    _plain_calls: int
 
     if TYPE_CHECKING:
 
@@ -89,11 +90,12 @@ class ToolPath:
         def endpoint(self) -> str: ...
 
     @property
-    def open_handles(self) -> int:
-        """How many :meth:`tool_call` handles of this client have not ended: made and not started yet, running
-        (between a task's polls, in a retry's wait, too) or detached. A host that stops an idle server (a
-        ``ClientGroup`` with ``idle_stop``) counts these as use."""
-        return sum(1 for call in self._calls if not call.done)
+    def open_calls(self) -> int:
+        """How many tool calls of this client have not ended: :meth:`call_tool` calls running and :meth:`tool_call`
+        handles made and not ended (not started yet, running, detached), between a task's polls and in a retry's
+        wait too, when no request of theirs is in flight. A host that stops an idle server (a ``ClientGroup`` with
+        ``idle_stop``) counts these as use."""
+        return self._plain_calls + sum(1 for call in self._calls if not call.done)
 
     async def call_tool(
         self,
@@ -136,6 +138,7 @@ class ToolPath:
         self._check_pinned(name)  # (before the listing below, too: a refused call sends nothing at all)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
+        self._plain_calls += 1
         try:
             if self._must_learn_task_support(name):
                 await self._for_call(name, timeout, started_at, _LISTING, lambda: self.list_tools(timeout=timeout))
@@ -157,6 +160,8 @@ class ToolPath:
             if explained is exc:
                 raise
             raise explained from None
+        finally:
+            self._plain_calls -= 1
 
     def tool_call(
         self,

@@ -120,10 +120,10 @@ class GroupServer:
         self.wake.set()
 
     def idle(self) -> bool:
-        """No call runs on it: none of the group's, no handle of its client that has not ended (made, running,
-        between a task's polls), no request of its client awaiting an answer."""
+        """No call runs on it: none of the group's, no tool call of its client that has not ended (a handle made
+        and not ended, a task-backed call between its polls), no request of its client awaiting an answer."""
         client = self.client
-        return self.in_use == 0 and (client is None or (client.session.in_flight == 0 and not client.open_handles))
+        return self.in_use == 0 and (client is None or (client.session.in_flight == 0 and not client.open_calls))
 
 
 _NO_HINTS = mcp_types.ToolAnnotations()

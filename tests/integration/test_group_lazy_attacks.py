@@ -104,3 +104,14 @@ async def test_a_handle_made_but_not_yet_started_keeps_its_server_from_stopping(
         async with call:
             assert text_of(await call.result()) == "later"
         assert peer.stats.connections == 1
+
+
+@pytest.mark.fake_clock
+async def test_a_task_backed_call_made_on_a_servers_own_client_keeps_it_from_stopping(tmp_path: Path) -> None:
+    peer = ScriptedPeer(tasks=True)
+    server = ServerSpec(memory(peer.serve, name="direct"), parse_policy({}))
+    async with ClientGroup({"s": server}, start="lazy", idle_stop=1, snapshot=tmp_path) as group:
+        await group.start("s")
+        result = await group["s"].call_tool("task_work", {"seconds": 30.0, "text": "direct"})
+        assert text_of(result) == "task done: direct"
+        assert peer.stats.connections == 1
