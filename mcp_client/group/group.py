@@ -187,7 +187,9 @@ class ClientGroup:
             eager = [server for server in self._servers.values() if not server.lazy]
             for server in self._servers.values():
                 if server.lazy:  # the snapshot only: no process, no connection
-                    server.seen = self._lives.snapshots.load(server.snapshot_key) if server.snapshot_key else None
+                    seen = self._lives.snapshots.load(server.snapshot_key) if server.snapshot_key else None
+                    # (a snapshot kept before a tool was filtered out holds it: the filter holds here too)
+                    server.seen = None if seen is None else [t for t in seen if server.tool_filter.allows(t.name)]
                     server.tools = {tool.name: tool for tool in server.seen or ()}
             for server in eager:
                 self._lives.launch(server)

@@ -19,6 +19,7 @@ import pytest
 from mcp_client import http, memory
 from mcp_client.auth import ClientCredentials, OAuth
 from mcp_client.config.load import ServerSpec, parse_policy
+from mcp_client.config.tool_filter import ToolFilter
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.group.snapshot import SnapshotStore, config_key
 from mcp_client.testing.peer import ScriptedPeer
@@ -115,3 +116,19 @@ async def test_a_task_backed_call_made_on_a_servers_own_client_keeps_it_from_sto
         result = await group["s"].call_tool("task_work", {"seconds": 30.0, "text": "direct"})
         assert text_of(result) == "task done: direct"
         assert peer.stats.connections == 1
+
+
+# -- the tool filter holds on a snapshot written before the filter was set ----------------------------------------
+
+
+async def test_a_snapshot_from_before_a_tool_was_excluded_never_offers_it(tmp_path: Path) -> None:
+    peer = ScriptedPeer()
+    transport = memory(peer.serve, name="filtered")
+    async with ClientGroup({"s": ServerSpec(transport, parse_policy({}))}, start="lazy", snapshot=tmp_path) as group:
+        assert "echo" in [tool.name for tool in (await group.list_tools())["s"]]  # the snapshot now holds echo
+    excluding = ServerSpec(transport, parse_policy({}), tool_filter=ToolFilter(exclude=("echo",)))
+    async with ClientGroup({"s": excluding}, start="lazy", snapshot=tmp_path) as group:
+        assert group.status("s") is ServerStatus.NEVER_STARTED
+        assert "s/echo" not in group.tools  # what a host offers its model from
+        assert "echo" not in [tool.name for tool in (await group.list_tools())["s"]]
+        assert group.resolve("s/echo") == group.resolve("s/not_listed")  # no annotation rule from an excluded tool
