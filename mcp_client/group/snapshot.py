@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import hashlib
 import json
@@ -124,7 +125,8 @@ def config_key(transport: Transport) -> str:
 
 
 class SnapshotStore:
-    """The snapshot files of one folder (created, private to the user, on the first write)."""
+    """The snapshot files of one folder (created, private to the user, on the first write; a folder that another
+    user owns or may write in is not written to)."""
 
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
         self.folder = Path(folder) if folder is not None else default_folder()
@@ -158,6 +160,7 @@ class SnapshotStore:
         text = json.dumps({"version": _VERSION, "tools": list(tools)}, ensure_ascii=False, separators=(",", ":"))
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _check_private(self.folder)
             handle, temporary = tempfile.mkstemp(prefix=".tools-", suffix=".tmp", dir=self.folder)
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as file:
@@ -168,6 +171,16 @@ class SnapshotStore:
                 raise
         except OSError as exc:
             logger.warning("tool snapshot %s not written: %s", path.name, exc.strerror or exc)
+
+
+def _check_private(folder: Path) -> None:
+    """Raise ``PermissionError`` unless ``folder`` is the user's own and no one else may write in it (another user
+    could replace or remove what is kept there, and read it)."""
+    info = os.stat(folder)
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise PermissionError(errno.EPERM, "the folder is owned by another user")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise PermissionError(errno.EPERM, "the folder is writable by other users")
 
 
 def _read_bounded(path: Path) -> bytes:

@@ -132,3 +132,20 @@ async def test_a_snapshot_from_before_a_tool_was_excluded_never_offers_it(tmp_pa
         assert "s/echo" not in group.tools  # what a host offers its model from
         assert "echo" not in [tool.name for tool in (await group.list_tools())["s"]]
         assert group.resolve("s/echo") == group.resolve("s/not_listed")  # no annotation rule from an excluded tool
+
+
+def test_no_snapshot_is_written_into_a_folder_others_can_write(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # another user could read, replace or remove what is kept here
+    caplog.set_level(logging.WARNING, "mcp_client.group")
+    SnapshotStore(shared).save("k" * 64, [{"name": "echo", "inputSchema": {"type": "object"}}])
+    assert list(shared.iterdir()) == []
+    assert "not written" in caplog.text
+    private = tmp_path / "private"
+    SnapshotStore(private).save("k" * 64, [{"name": "echo", "inputSchema": {"type": "object"}}])
+    assert private.stat().st_mode & 0o777 == 0o700
+    [kept] = private.iterdir()
+    assert kept.stat().st_mode & 0o777 == 0o600
