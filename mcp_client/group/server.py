@@ -33,7 +33,8 @@ START_RETRY_MAX = 60.0
 
 def start_retry_delay(failures: int) -> float:
     """Seconds a lazy server that failed to start ``failures`` times in a row waits before the next try."""
-    return float(min(START_RETRY_MAX, START_RETRY_FIRST * 2.0 ** max(0, failures - 1)))
+    doublings = min(max(0, failures - 1), 64)  # (past the cap long before: 2.0 ** 1024 would overflow)
+    return float(min(START_RETRY_MAX, START_RETRY_FIRST * 2.0**doublings))
 
 
 class ServerStatus(enum.Enum):

@@ -21,6 +21,7 @@ from mcp_client.auth import ClientCredentials, OAuth
 from mcp_client.config.load import ServerSpec, parse_policy
 from mcp_client.config.tool_filter import ToolFilter
 from mcp_client.group import ClientGroup, ServerStatus
+from mcp_client.group.server import START_RETRY_MAX, start_retry_delay
 from mcp_client.group.snapshot import SnapshotStore, config_key
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
@@ -149,3 +150,12 @@ def test_no_snapshot_is_written_into_a_folder_others_can_write(
     assert private.stat().st_mode & 0o777 == 0o700
     [kept] = private.iterdir()
     assert kept.stat().st_mode & 0o777 == 0o600
+
+
+# -- a server down for a long time is still tried again, at the longest wait -------------------------------------
+
+
+@pytest.mark.parametrize("failures", [1_025, 10**6])
+def test_the_wait_after_a_long_run_of_failed_starts_stays_at_its_cap(failures: int) -> None:
+    # At one try a minute, 1,025 failed starts in a row is a server down for about 17 hours: 2.0 ** 1024 overflows.
+    assert start_retry_delay(failures) == START_RETRY_MAX
