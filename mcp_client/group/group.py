@@ -120,8 +120,7 @@ class ClientGroup:
         default_timeout = as_timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
         default_retry: RetryPolicy | None = client_options.pop("retry", DEFAULT_RETRY)
         _check_start(start, "start")
-        if idle_stop is not None and (isinstance(idle_stop, bool) or not idle_stop > 0):
-            raise ValueError(f"idle_stop must be a positive number of seconds or None, got {idle_stop!r}")
+        _check_idle_stop(idle_stop)
         self._servers: dict[str, GroupServer] = {}
         for name, spec in servers.items():
             _check_name(name)
@@ -458,6 +457,13 @@ _LEAST = 1e-6
 def _check_start(mode: object, where: str) -> None:
     if mode not in ("eager", "lazy"):
         raise ValueError(f"{where} must be 'eager' or 'lazy', got {mode!r}")
+
+
+def _check_idle_stop(idle_stop: object) -> None:
+    if idle_stop is None:
+        return
+    if isinstance(idle_stop, bool) or not isinstance(idle_stop, int | float) or not idle_stop > 0:
+        raise ValueError(f"idle_stop must be a positive number of seconds or None, got {idle_stop!r}")
 
 
 def _check_name(name: object) -> None:

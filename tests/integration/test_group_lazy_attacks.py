@@ -159,3 +159,9 @@ def test_no_snapshot_is_written_into_a_folder_others_can_write(
 def test_the_wait_after_a_long_run_of_failed_starts_stays_at_its_cap(failures: int) -> None:
     # At one try a minute, 1,025 failed starts in a row is a server down for about 17 hours: 2.0 ** 1024 overflows.
     assert start_retry_delay(failures) == START_RETRY_MAX
+
+
+@pytest.mark.parametrize("idle_stop", ["5", b"5", [5]])
+def test_an_idle_stop_that_is_no_number_is_refused_clearly(idle_stop: object) -> None:
+    with pytest.raises(ValueError, match="idle_stop must be a positive number of seconds"):
+        ClientGroup({}, idle_stop=idle_stop)  # type: ignore[arg-type]
