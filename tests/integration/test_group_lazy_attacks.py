@@ -16,13 +16,14 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_client import http, memory
+from mcp_client import MCPClientError, http, memory
 from mcp_client.auth import ClientCredentials, OAuth
 from mcp_client.config.load import ServerSpec, parse_policy
 from mcp_client.config.tool_filter import ToolFilter
 from mcp_client.group import ClientGroup, ServerStatus
 from mcp_client.group.server import START_RETRY_MAX, start_retry_delay
 from mcp_client.group.snapshot import SnapshotStore, config_key
+from mcp_client.outcomes import Ran, may_have_run
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
 
@@ -165,3 +166,22 @@ def test_the_wait_after_a_long_run_of_failed_starts_stays_at_its_cap(failures: i
 def test_an_idle_stop_that_is_no_number_is_refused_clearly(idle_stop: object) -> None:
     with pytest.raises(ValueError, match="idle_stop must be a positive number of seconds"):
         ClientGroup({}, idle_stop=idle_stop)  # type: ignore[arg-type]
+
+
+# -- a client the group stopped under its host fails typed -------------------------------------------------------
+
+
+@pytest.mark.fake_clock
+async def test_a_servers_client_held_by_the_host_fails_typed_once_the_group_stopped_it_idle(tmp_path: Path) -> None:
+    peer = ScriptedPeer()
+    server = ServerSpec(memory(peer.serve, name="held"), parse_policy({}))
+    async with ClientGroup({"s": server}, start="lazy", idle_stop=1, snapshot=tmp_path) as group:
+        await group.start("s")
+        client = group["s"]  # the host keeps it, as group[name] allows
+        await anyio.sleep(5)
+        assert group.status("s") is ServerStatus.STOPPED_IDLE  # stopped by the group, not by the host
+        with pytest.raises(MCPClientError) as caught:
+            await client.call_tool("echo", {"text": "x"})
+        assert may_have_run(caught.value) is Ran.NO
+        assert "did not run" in caught.value.for_model
+        assert peer.stats.calls_by_tool["echo"] == 0
