@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     )
     from mcp_client.errors import (
         Attempt as Attempt,
+        ClientClosed as ClientClosed,
         ConnectError as ConnectError,
         HeaderMismatch as HeaderMismatch,
         IdleTimeout as IdleTimeout,

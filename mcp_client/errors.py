@@ -6,6 +6,7 @@ Defined here unless a module is named (on the line of the class, or of the head 
 ```
 MCPClientError
 ├── ConnectError                 could not start, reach or handshake with the server
+│   └── ClientClosed             the client was closed (by its host, or a group's idle stop); also a RuntimeError
 ├── TransportError               the channel failed; ``.written`` tells whether the request left
 │   ├── SessionExpired           HTTP 2025-11-25: the server ended our session (the client starts a new one)
 │   ├── WorkerLost               integrations/temporal/failures.py: a lost worker's call may have run; not re-sent
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Attempt",
+    "ClientClosed",
     "ConnectError",
     "HeaderMismatch",
     "IdleTimeout",
@@ -203,6 +205,11 @@ class ConnectError(MCPClientError):
     outcome = "connect"
 
     refusal = True
+
+
+class ClientClosed(ConnectError, RuntimeError):
+    """The client was closed, by its host or by its owner on its own (a ``ClientGroup`` stopping an idle server):
+    nothing was sent. Also a ``RuntimeError``, as every use of a closed client has always raised."""
 
 
 class TransportError(MCPClientError):

@@ -221,6 +221,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
         )
         """The one owner of the connection: the session, the runner of calls, the server's identity, renewal."""
         self._calls: weakref.WeakSet[Call[Any]] = weakref.WeakSet()
+        self._plain_calls = 0  # call_tool() calls running (handles are in _calls)
         self._options_by_tool: dict[str | None, CallOptions] = {}
         """The last options made for each tool (None: not a tool call), reused while a call resolves the same."""
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import mcp_types
 
+from mcp_client.errors import ClientClosed
+
 if TYPE_CHECKING:
     from mcp_client.calls import CallRunner
     from mcp_client.client.link import Link
@@ -37,7 +39,7 @@ class ServerView:
         runner = self._link.call_runner
         if runner is None or self._closed:
             if self._closed:
-                raise RuntimeError("the client is closed: a closed Client cannot be used (make a new one)")
+                raise ClientClosed("the client is closed: a closed Client cannot be used (make a new one)")
             raise RuntimeError("the client is not connected: use 'async with Client(...)'")
         return runner
 

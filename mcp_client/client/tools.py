@@ -56,6 +56,7 @@ class ToolPath:
     _task_group: anyio.abc.TaskGroup | None
     _progress_interval: float | None
     _calls: weakref.WeakSet[Call[Any]]
+    _plain_calls: int
 
     if TYPE_CHECKING:
 
@@ -88,6 +89,14 @@ class ToolPath:
         async def list_tools(self, *, timeout: TimeoutArg = ..., cache: bool = ...) -> list[mcp_types.Tool]: ...
         @property
         def endpoint(self) -> str: ...
+
+    @property
+    def open_calls(self) -> int:
+        """How many tool calls of this client have not ended: :meth:`call_tool` calls running and :meth:`tool_call`
+        handles made and not ended (not started yet, running, detached), between a task's polls and in a retry's
+        wait too, when no request of theirs is in flight. A host that stops an idle server (a ``ClientGroup`` with
+        ``idle_stop``) counts these as use."""
+        return self._plain_calls + sum(1 for call in self._calls if not call.done)
 
     @typed_inside
     async def call_tool(
@@ -131,6 +140,7 @@ class ToolPath:
         self._check_callable(name)  # (before the listing below, too: a refused call sends nothing at all)
         params = tool_params(name, arguments)
         self._stamp_log_level(params, log_level)
+        self._plain_calls += 1
         try:
             if self._must_learn_task_support(name):
                 await self._for_call(name, timeout, started_at, _LISTING, lambda: self.list_tools(timeout=timeout))
@@ -157,6 +167,8 @@ class ToolPath:
             if explained is caught:
                 raise
             raise explained from (caught if explained is failure else None)
+        finally:
+            self._plain_calls -= 1
 
     def tool_call(
         self,

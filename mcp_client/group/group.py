@@ -120,8 +120,7 @@ class ClientGroup:
         default_timeout = as_timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
         default_retry: RetryPolicy | None = client_options.pop("retry", DEFAULT_RETRY)
         _check_start(start, "start")
-        if idle_stop is not None and (isinstance(idle_stop, bool) or not idle_stop > 0):
-            raise ValueError(f"idle_stop must be a positive number of seconds or None, got {idle_stop!r}")
+        _check_idle_stop(idle_stop)
         self._servers: dict[str, GroupServer] = {}
         for name, spec in servers.items():
             _check_name(name)
@@ -187,7 +186,9 @@ class ClientGroup:
             eager = [server for server in self._servers.values() if not server.lazy]
             for server in self._servers.values():
                 if server.lazy:  # the snapshot only: no process, no connection
-                    server.seen = self._lives.snapshots.load(server.snapshot_key) if server.snapshot_key else None
+                    seen = self._lives.snapshots.load(server.snapshot_key) if server.snapshot_key else None
+                    # (a snapshot kept before a tool was filtered out holds it: the filter holds here too)
+                    server.seen = None if seen is None else [t for t in seen if server.tool_filter.allows(t.name)]
                     server.tools = {tool.name: tool for tool in server.seen or ()}
             for server in eager:
                 self._lives.launch(server)
@@ -456,6 +457,13 @@ _LEAST = 1e-6
 def _check_start(mode: object, where: str) -> None:
     if mode not in ("eager", "lazy"):
         raise ValueError(f"{where} must be 'eager' or 'lazy', got {mode!r}")
+
+
+def _check_idle_stop(idle_stop: object) -> None:
+    if idle_stop is None:
+        return
+    if isinstance(idle_stop, bool) or not isinstance(idle_stop, int | float) or not idle_stop > 0:
+        raise ValueError(f"idle_stop must be a positive number of seconds or None, got {idle_stop!r}")
 
 
 def _check_name(name: object) -> None:

@@ -6,9 +6,11 @@ listing of a lazy server as its snapshot), then waits until the group closes or,
 server has had no call for that long; then it leaves its client (for stdio: close stdin, SIGTERM, SIGKILL,
 bounded). A server stopped idle, or a lazy one that failed, gets a new life from the next call that needs it.
 
-Idle means no call of the group (``call_tool``) runs on it and no request of its client (a ``tool_call`` handle's)
-awaits an answer. The group sees its own calls end; a handle's request it sees only when it looks, every
-``idle_stop`` seconds while busy, so a server whose last use was a handle may stop up to that much sooner.
+Idle means no call of the group (``call_tool``) runs on it, no tool call of its client is open
+(:attr:`Client.open_calls <mcp_client.Client.open_calls>`: a handle made and not ended, a task-backed call between
+its polls, a retry in its wait have no request in flight but are still calls) and no request of its client awaits an
+answer. The group sees its own calls end; the end of its client's own calls it sees only when it looks, every
+``idle_stop`` seconds while busy, so a server whose last use was such a call may stop up to that much sooner.
 """
 
 from __future__ import annotations

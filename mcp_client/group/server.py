@@ -33,7 +33,8 @@ START_RETRY_MAX = 60.0
 
 def start_retry_delay(failures: int) -> float:
     """Seconds a lazy server that failed to start ``failures`` times in a row waits before the next try."""
-    return float(min(START_RETRY_MAX, START_RETRY_FIRST * 2.0 ** max(0, failures - 1)))
+    doublings = min(max(0, failures - 1), 64)  # (past the cap long before: 2.0 ** 1024 would overflow)
+    return float(min(START_RETRY_MAX, START_RETRY_FIRST * 2.0**doublings))
 
 
 class ServerStatus(enum.Enum):
@@ -120,8 +121,10 @@ class GroupServer:
         self.wake.set()
 
     def idle(self) -> bool:
-        """No call runs on it (of the group, nor a handle's)."""
-        return self.in_use == 0 and (self.client is None or self.client.session.in_flight == 0)
+        """No call runs on it: none of the group's, no tool call of its client that has not ended (a handle made
+        and not ended, a task-backed call between its polls), no request of its client awaiting an answer."""
+        client = self.client
+        return self.in_use == 0 and (client is None or (client.session.in_flight == 0 and not client.open_calls))
 
 
 _NO_HINTS = mcp_types.ToolAnnotations()

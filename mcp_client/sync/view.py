@@ -406,6 +406,15 @@ class ClientView(ClientBase):
         """
         self._runner.run(self._async.cancel_task, task_id, timeout=timeout)
 
+    @property
+    def open_calls(self) -> int:
+        """How many tool calls of this client have not ended: :meth:`call_tool` calls running and :meth:`tool_call`
+        handles made and not ended (not started yet, running, detached), between a task's polls and in a retry's
+        wait too, when no request of theirs is in flight. A host that stops an idle server (a ``ClientGroup`` with
+        ``idle_stop``) counts these as use.
+        """
+        return self._async.open_calls
+
     def call_tool(
         self,
         name: str,

@@ -57,7 +57,7 @@ def _expected(report: dict[str, object], where: str) -> None:
     assert where in str(report["file"])
     assert report["client"] == "mcp_client.client.client"
     assert report["star"] is True
-    assert report["all"] == 114
+    assert report["all"] == 115
     assert report["sync"] == "Client"
     assert report["dir"] is True
     assert report["err"] == "boom"
