@@ -193,3 +193,92 @@ async def test_an_environment_the_http_library_cannot_build_in_is_a_connect_erro
     assert isinstance(raised.value, ConnectError), repr(raised.value)
     text = f"{raised.value} {raised.value.for_model}"
     assert not any(secret in text for secret in SECRETS), text
+
+
+# -- what the boundary must not take: the host's own interrupt or exit --------------------------------------------
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+async def test_an_interrupt_beside_a_client_error_in_a_group_reaches_the_caller(
+    monkeypatch: pytest.MonkeyPatch, interrupt: type[BaseException]
+) -> None:
+    # A task group holding a transport failure and the host's Ctrl-C (or exit) raised in a sibling task: the
+    # interrupt is the host's, and turning it into the client error would swallow it.
+    async with Client(memory(_peer().serve), timeout=30) as client:
+
+        def run(self: CallRunner, method: str, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+            async def fail() -> Any:
+                error = TransportError(BROKEN, written=True, method=method)
+                raise BaseExceptionGroup("unhandled errors in a TaskGroup", [error, interrupt()])
+
+            return fail()
+
+        monkeypatch.setattr(CallRunner, "run", run)
+        with pytest.raises(BaseException, match=_ANYTHING) as raised:
+            await client.call_tool("echo", {"text": "x"})
+    assert isinstance(raised.value, interrupt), repr(raised.value)
+
+
+# -- an environment the HTTP library cannot build in, beyond proxies -----------------------------------------------
+
+BROKEN_ENVIRONMENTS = {
+    "a missing CA file": ("SSL_CERT_FILE", "/nonexistent/ca-bundle.pem"),
+    "a proxy URL that does not parse": ("ALL_PROXY", "http://proxy-user:proxy-pass@[::1"),
+}
+BROKEN_ENVIRONMENT_TRANSPORTS: dict[str, Callable[[], Transport]] = {
+    "https": lambda: http("https://user:hunter2@127.0.0.1:9/mcp?api_key=s3cret-key"),
+    "https (core engine)": lambda: http("https://127.0.0.1:9/mcp?api_key=s3cret-key"),
+    "sse": lambda: sse("http://user:hunter2@127.0.0.1:9/sse?api_key=s3cret-key"),
+}
+
+
+@pytest.mark.parametrize("transport", BROKEN_ENVIRONMENT_TRANSPORTS)
+@pytest.mark.parametrize("environment", BROKEN_ENVIRONMENTS)
+async def test_a_broken_tls_or_proxy_environment_is_a_connect_error(
+    no_proxies: pytest.MonkeyPatch, transport: str, environment: str
+) -> None:
+    name, value = BROKEN_ENVIRONMENTS[environment]
+    no_proxies.setenv(name, value)
+    with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+        async with Client(BROKEN_ENVIRONMENT_TRANSPORTS[transport](), timeout=5):
+            pass
+    assert isinstance(raised.value, ConnectError), repr(raised.value)
+    text = f"{raised.value} {raised.value.for_model}"
+    assert not any(secret in text for secret in SECRETS), text
+
+
+def test_the_sync_facade_in_a_broken_tls_environment_raises_a_connect_error(no_proxies: pytest.MonkeyPatch) -> None:
+    from mcp_client.sync.client import Client as SyncClient
+
+    no_proxies.setenv("SSL_CERT_FILE", "/nonexistent/ca-bundle.pem")
+    with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised, SyncClient(sse("http://127.0.0.1:9/sse"), timeout=5):
+        pass
+    assert isinstance(raised.value, ConnectError), repr(raised.value)
+
+
+async def test_the_core_engine_falling_back_to_http_sse_in_a_broken_tls_environment_raises_a_connect_error(
+    no_proxies: pytest.MonkeyPatch,
+) -> None:
+    # The core engine makes no TLS context for an http:// URL, so the client is built; its HTTP+SSE fallback client is
+    # made only once the server refused the first POST (405), and that is where the environment fails.
+    import anyio
+    import anyio.abc
+
+    async def refuse(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            with anyio.move_on_after(5):
+                await stream.receive()
+            await stream.send(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+
+    no_proxies.setenv("SSL_CERT_FILE", "/nonexistent/ca-bundle.pem")
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, refuse)
+        with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+            async with Client(http(f"http://127.0.0.1:{port}/mcp?api_key=s3cret-key"), timeout=5):
+                pass
+        tg.cancel_scope.cancel()
+    assert isinstance(raised.value, ConnectError), repr(raised.value)
+    assert "SSL_CERT_FILE" in str(raised.value), str(raised.value)  # the cause, not "the answer could not be read"
+    assert "s3cret-key" not in f"{raised.value} {raised.value.for_model}"
