@@ -31,7 +31,8 @@ C = TypeVar("C", bound=type)
 
 _TYPED = "__mcp_client_typed__"
 """Set on a wrapper made here, so that a method is never wrapped twice."""
-_DUNDERS = frozenset({"__aenter__", "__aexit__"})
+_DUNDERS = frozenset({"__aenter__", "__aexit__", "__anext__"})
+"""The async protocol methods that are as public as a named method: an ``async with``, an ``async for``."""
 
 
 def sole_error(error: BaseException) -> BaseException:
@@ -91,8 +92,8 @@ def typed_coroutine(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Co
 
 
 def typed_methods(cls: C) -> C:
-    """Put every public coroutine method of ``cls`` (and ``__aenter__``/``__aexit__``), wherever in its own
-    classes it is defined (a mixin's too), behind :func:`typed`: the class's public boundary in one place."""
+    """Put every public coroutine method of ``cls`` (and ``__aenter__``/``__aexit__``/``__anext__``), wherever in
+    its own classes it is defined (a mixin's too), behind :func:`typed`: the class's public boundary in one place."""
     for klass in cls.__mro__:
         if klass is object or klass.__module__.split(".")[0] != cls.__module__.split(".")[0]:
             continue  # (a base of another package is not ours to change)

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import mcp_types
 import pytest
 
 from mcp_client import Client, ClientGroup, ConnectError, Transport, TransportError, http, memory, sse
@@ -282,3 +283,25 @@ async def test_the_core_engine_falling_back_to_http_sse_in_a_broken_tls_environm
     assert isinstance(raised.value, ConnectError), repr(raised.value)
     assert "SSL_CERT_FILE" in str(raised.value), str(raised.value)  # the cause, not "the answer could not be read"
     assert "s3cret-key" not in f"{raised.value} {raised.value.for_model}"
+
+
+# -- the async context managers and iterators of the public API ----------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_opening_a_subscription_raises_the_one_typed_error(
+    break_calls: Callable[[], None], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    # listen() returns a Subscription: its `async with` (subscriptions/listen at 2026-07-28, resources/subscribe at
+    # 2025-11-25) is as public as a coroutine method, and the open failure is the caller's to see, typed.
+    async with Client(memory(ScriptedPeer(era=era).serve), timeout=30) as client:  # type: ignore[arg-type]
+        if era == "legacy":  # (the scripted peer offers no resources/subscribe: say it does, so one is sent)
+            told = client.server_capabilities
+            assert told is not None
+            offered = told.model_copy(update={"resources": mcp_types.ResourcesCapability(subscribe=True)})
+            monkeypatch.setattr(Client, "server_capabilities", property(lambda self: offered))
+        break_calls()
+        with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+            async with client.listen(tools=True, resource_uris=["file:///config.json"]):
+                pass
+    _assert_typed(raised.value)
