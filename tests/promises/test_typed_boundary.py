@@ -305,3 +305,31 @@ async def test_opening_a_subscription_raises_the_one_typed_error(
             async with client.listen(tools=True, resource_uris=["file:///config.json"]):
                 pass
     _assert_typed(raised.value)
+
+
+@pytest.mark.parametrize("tasks", [False, True], ids=["plain server", "task server"])
+async def test_a_handle_whose_call_failed_in_a_group_holds_the_typed_error_and_the_client_lives_on(
+    monkeypatch: pytest.MonkeyPatch, tasks: bool
+) -> None:
+    # The handle's call runs in the client's task group: a group around its one failure is the call's outcome (what
+    # outcome() raises after wait(), as the DBOS step reads it), not a crash of the client's task group with an
+    # outcome of None.
+    async with Client(memory(ScriptedPeer(era="legacy", tasks=tasks).serve), timeout=30) as client:
+        working = CallRunner.run
+
+        def run(self: CallRunner, method: str, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+            async def fail() -> Any:
+                raise _grouped(method)
+
+            return fail()
+
+        monkeypatch.setattr(CallRunner, "run", run)
+        call = client.tool_call("echo", {"text": "x"})
+        async with call:
+            await call.wait()
+        with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+            call.outcome()
+        _assert_typed(raised.value)
+        monkeypatch.setattr(CallRunner, "run", working)
+        result = await client.call_tool("echo", {"text": "y"})
+    assert not result.is_error
