@@ -7,8 +7,10 @@ boundary every public entry point (and every wrapper: the facade, the adapters, 
 failures through; :func:`typed_methods` puts every public coroutine method of a class behind it.
 
 An environment the HTTP library cannot build a client in (a SOCKS proxy without ``socksio``: ``ImportError``; a proxy
-of an unknown scheme: ``ValueError``) is a failure to connect: :func:`building_http_client` is where each transport
-makes its client. Imports only :mod:`mcp_client.errors`.
+of an unknown scheme: ``ValueError``; a proxy URL that does not parse: the library's ``InvalidURL``; a missing or
+unreadable CA file named by ``SSL_CERT_FILE``: ``OSError``) is a failure to connect: :func:`building_http_client` is
+where each transport makes its client (the core engine's HTTP+SSE fallback client too, made only when needed).
+Imports only :mod:`mcp_client.errors`.
 """
 
 from __future__ import annotations
@@ -30,18 +32,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _TYPED = "__mcp_client_typed__"
 """Set on a wrapper made here, so that a method is never wrapped twice."""
-_DUNDERS = frozenset({"__aenter__", "__aexit__"})
+_DUNDERS = frozenset({"__aenter__", "__aexit__", "__anext__"})
+"""The async protocol methods that are as public as a named method: an ``async with``, an ``async for``."""
 
 
 def sole_error(error: BaseException) -> BaseException:
     """The error a caller should see for ``error``.
 
-    Inside (nested) exception groups: the one :class:`MCPClientError` when the groups hold exactly one (besides
-    cancellations the failure itself caused); the one error when a group holds exactly one; otherwise the group.
+    Inside (nested) exception groups: the host's own interrupt (``KeyboardInterrupt``, ``SystemExit``) whenever the
+    groups hold one, since no client error may stand in for it; else the one :class:`MCPClientError` when the
+    groups hold exactly one (besides cancellations the failure itself caused); the one error when a group holds
+    exactly one; otherwise the group.
     """
     if not isinstance(error, BaseExceptionGroup):
         return error
     leaves = list(_leaves(error))
+    for leaf in leaves:
+        if isinstance(leaf, (KeyboardInterrupt, SystemExit)):
+            return leaf
     client_errors = [leaf for leaf in leaves if isinstance(leaf, MCPClientError)]
     if len(client_errors) == 1:
         return client_errors[0]
@@ -94,8 +102,8 @@ def typed_inside(func: F) -> F:
 
 
 def typed_methods(cls: C) -> C:
-    """Put every public coroutine method of ``cls`` (and ``__aenter__``/``__aexit__``), wherever in its own
-    classes it is defined (a mixin's too), behind :func:`typed`: the class's public boundary in one place."""
+    """Put every public coroutine method of ``cls`` (and ``__aenter__``/``__aexit__``/``__anext__``), wherever in
+    its own classes it is defined (a mixin's too), behind :func:`typed`: the class's public boundary in one place."""
     for klass in cls.__mro__:
         if klass is object or klass.__module__.split(".")[0] != cls.__module__.split(".")[0]:
             continue  # (a base of another package is not ours to change)
@@ -114,7 +122,14 @@ def building_http_client(endpoint: str) -> Iterator[None]:
         yield
     except ImportError as exc:  # a proxy scheme whose optional package is missing (SOCKS without socksio)
         raise ConnectError(f"{endpoint!r}: the HTTP client cannot be made in this environment: {exc.msg}") from exc
-    except ValueError as exc:  # a proxy URL of a scheme the library does not know (HTTP_PROXY=ftp://...)
+    except OSError as exc:  # TLS trust the environment names (SSL_CERT_FILE, SSL_CERT_DIR) missing or unreadable
+        raise ConnectError(
+            f"{endpoint!r}: the HTTP client cannot be made in this environment: the TLS trust it names "
+            f"(SSL_CERT_FILE, SSL_CERT_DIR) cannot be loaded: {exc.strerror or type(exc).__name__}"
+        ) from exc
+    except MCPClientError:
+        raise
+    except Exception as exc:  # a proxy URL of an unknown scheme (ValueError) or that does not parse (InvalidURL)
         raise ConnectError(
             f"{endpoint!r}: the HTTP client cannot be made in this environment: a proxy named by the environment "
             "(HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) is not usable"

@@ -28,6 +28,7 @@ from typing import Generic, TypeAlias, TypeVar
 import anyio
 import anyio.abc
 
+from mcp_client._typed import sole_error
 from mcp_client.calls import CallRunner
 from mcp_client.calls.progress import ProgressSink, ProgressStream
 from mcp_client.calls.tasks import TaskControl
@@ -97,8 +98,11 @@ class Call(Generic[ResultT]):
     async def _run(self, started_at: float) -> None:
         try:
             self._result = await self._body(started_at, self._stream, self._control)
-        except MCPClientError as exc:
-            self._error = exc
+        except Exception as exc:  # (a group around the call's one typed failure is that failure: the call's outcome)
+            sole = sole_error(exc)
+            if not isinstance(sole, MCPClientError):
+                raise
+            self._error = sole
         except anyio.get_cancelled_exc_class():
             self._error = RequestCancelled(f"{self.method} was cancelled: the client closed", reason="client closed")
             raise

@@ -28,6 +28,7 @@ import anyio
 import anyio.abc
 
 from mcp_client._log_guard import package_logger
+from mcp_client._typed import sole_error
 from mcp_client._types import JSONObject
 from mcp_client.calls import CallOptions, CallRunner
 from mcp_client.errors import MCPClientError, ProtocolError, ServerError
@@ -279,8 +280,11 @@ class ModernSubscription:
             result = await self._runner.run(LISTEN, params, _LISTEN_OPTIONS, control=listen.control)
             if result.get("resultType", "complete") != "complete":
                 listen.error = ProtocolError(f"{LISTEN}: unexpected resultType {result.get('resultType')!r}")
-        except MCPClientError as exc:
-            listen.error = exc
+        except Exception as exc:
+            sole = sole_error(exc)  # (a group around the request's one typed failure: that failure)
+            if not isinstance(sole, MCPClientError):
+                raise
+            listen.error = sole
         finally:
             listen.settled.set()
 

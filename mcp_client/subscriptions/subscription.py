@@ -20,6 +20,7 @@ from types import TracebackType
 import anyio.abc
 import mcp_types
 
+from mcp_client._typed import typed_methods
 from mcp_client.calls import CallRunner
 from mcp_client.policy import TimeoutPolicy
 from mcp_client.policy.listen import ListenPolicy
@@ -118,3 +119,6 @@ class Subscription:
 
     async def __anext__(self) -> Change:
         return await self._pending.get()
+
+
+typed_methods(Subscription)  # its async with, async for and aclose: failures typed, never an exception group

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import mcp_types
 import pytest
 
 from mcp_client import Client, ClientGroup, ConnectError, Transport, TransportError, http, memory, sse
@@ -193,3 +194,142 @@ async def test_an_environment_the_http_library_cannot_build_in_is_a_connect_erro
     assert isinstance(raised.value, ConnectError), repr(raised.value)
     text = f"{raised.value} {raised.value.for_model}"
     assert not any(secret in text for secret in SECRETS), text
+
+
+# -- what the boundary must not take: the host's own interrupt or exit --------------------------------------------
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+async def test_an_interrupt_beside_a_client_error_in_a_group_reaches_the_caller(
+    monkeypatch: pytest.MonkeyPatch, interrupt: type[BaseException]
+) -> None:
+    # A task group holding a transport failure and the host's Ctrl-C (or exit) raised in a sibling task: the
+    # interrupt is the host's, and turning it into the client error would swallow it.
+    async with Client(memory(_peer().serve), timeout=30) as client:
+
+        def run(self: CallRunner, method: str, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+            async def fail() -> Any:
+                error = TransportError(BROKEN, written=True, method=method)
+                raise BaseExceptionGroup("unhandled errors in a TaskGroup", [error, interrupt()])
+
+            return fail()
+
+        monkeypatch.setattr(CallRunner, "run", run)
+        with pytest.raises(BaseException, match=_ANYTHING) as raised:
+            await client.call_tool("echo", {"text": "x"})
+    assert isinstance(raised.value, interrupt), repr(raised.value)
+
+
+# -- an environment the HTTP library cannot build in, beyond proxies -----------------------------------------------
+
+BROKEN_ENVIRONMENTS = {
+    "a missing CA file": ("SSL_CERT_FILE", "/nonexistent/ca-bundle.pem"),
+    "a proxy URL that does not parse": ("ALL_PROXY", "http://proxy-user:proxy-pass@[::1"),
+}
+BROKEN_ENVIRONMENT_TRANSPORTS: dict[str, Callable[[], Transport]] = {
+    "https": lambda: http("https://user:hunter2@127.0.0.1:9/mcp?api_key=s3cret-key"),
+    "https (core engine)": lambda: http("https://127.0.0.1:9/mcp?api_key=s3cret-key"),
+    "sse": lambda: sse("http://user:hunter2@127.0.0.1:9/sse?api_key=s3cret-key"),
+}
+
+
+@pytest.mark.parametrize("transport", BROKEN_ENVIRONMENT_TRANSPORTS)
+@pytest.mark.parametrize("environment", BROKEN_ENVIRONMENTS)
+async def test_a_broken_tls_or_proxy_environment_is_a_connect_error(
+    no_proxies: pytest.MonkeyPatch, transport: str, environment: str
+) -> None:
+    name, value = BROKEN_ENVIRONMENTS[environment]
+    no_proxies.setenv(name, value)
+    with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+        async with Client(BROKEN_ENVIRONMENT_TRANSPORTS[transport](), timeout=5):
+            pass
+    assert isinstance(raised.value, ConnectError), repr(raised.value)
+    text = f"{raised.value} {raised.value.for_model}"
+    assert not any(secret in text for secret in SECRETS), text
+
+
+def test_the_sync_facade_in_a_broken_tls_environment_raises_a_connect_error(no_proxies: pytest.MonkeyPatch) -> None:
+    from mcp_client.sync.client import Client as SyncClient
+
+    no_proxies.setenv("SSL_CERT_FILE", "/nonexistent/ca-bundle.pem")
+    with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised, SyncClient(sse("http://127.0.0.1:9/sse"), timeout=5):
+        pass
+    assert isinstance(raised.value, ConnectError), repr(raised.value)
+
+
+async def test_the_core_engine_falling_back_to_http_sse_in_a_broken_tls_environment_raises_a_connect_error(
+    no_proxies: pytest.MonkeyPatch,
+) -> None:
+    # The core engine makes no TLS context for an http:// URL, so the client is built; its HTTP+SSE fallback client is
+    # made only once the server refused the first POST (405), and that is where the environment fails.
+    import anyio
+    import anyio.abc
+
+    async def refuse(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            with anyio.move_on_after(5):
+                await stream.receive()
+            await stream.send(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+
+    no_proxies.setenv("SSL_CERT_FILE", "/nonexistent/ca-bundle.pem")
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, refuse)
+        with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+            async with Client(http(f"http://127.0.0.1:{port}/mcp?api_key=s3cret-key"), timeout=5):
+                pass
+        tg.cancel_scope.cancel()
+    assert isinstance(raised.value, ConnectError), repr(raised.value)
+    assert "SSL_CERT_FILE" in str(raised.value), str(raised.value)  # the cause, not "the answer could not be read"
+    assert "s3cret-key" not in f"{raised.value} {raised.value.for_model}"
+
+
+# -- the async context managers and iterators of the public API ----------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_opening_a_subscription_raises_the_one_typed_error(
+    break_calls: Callable[[], None], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    # listen() returns a Subscription: its `async with` (subscriptions/listen at 2026-07-28, resources/subscribe at
+    # 2025-11-25) is as public as a coroutine method, and the open failure is the caller's to see, typed.
+    async with Client(memory(ScriptedPeer(era=era).serve), timeout=30) as client:  # type: ignore[arg-type]
+        if era == "legacy":  # (the scripted peer offers no resources/subscribe: say it does, so one is sent)
+            told = client.server_capabilities
+            assert told is not None
+            offered = told.model_copy(update={"resources": mcp_types.ResourcesCapability(subscribe=True)})
+            monkeypatch.setattr(Client, "server_capabilities", property(lambda self: offered))
+        break_calls()
+        with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+            async with client.listen(tools=True, resource_uris=["file:///config.json"]):
+                pass
+    _assert_typed(raised.value)
+
+
+@pytest.mark.parametrize("tasks", [False, True], ids=["plain server", "task server"])
+async def test_a_handle_whose_call_failed_in_a_group_holds_the_typed_error_and_the_client_lives_on(
+    monkeypatch: pytest.MonkeyPatch, tasks: bool
+) -> None:
+    # The handle's call runs in the client's task group: a group around its one failure is the call's outcome (what
+    # outcome() raises after wait(), as the DBOS step reads it), not a crash of the client's task group with an
+    # outcome of None.
+    async with Client(memory(ScriptedPeer(era="legacy", tasks=tasks).serve), timeout=30) as client:
+        working = CallRunner.run
+
+        def run(self: CallRunner, method: str, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+            async def fail() -> Any:
+                raise _grouped(method)
+
+            return fail()
+
+        monkeypatch.setattr(CallRunner, "run", run)
+        call = client.tool_call("echo", {"text": "x"})
+        async with call:
+            await call.wait()
+        with pytest.raises(_ANY_FAILURE, match=_ANYTHING) as raised:
+            call.outcome()
+        _assert_typed(raised.value)
+        monkeypatch.setattr(CallRunner, "run", working)
+        result = await client.call_tool("echo", {"text": "y"})
+    assert not result.is_error

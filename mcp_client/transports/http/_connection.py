@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mcp_client._redact import redacted_url, scrub
+from mcp_client._typed import building_http_client
 from mcp_client._types import JSONObject, RequestId
 from mcp_client.errors import MCPClientError, TransportError
 from mcp_client.events import CancelMethod
@@ -64,7 +65,8 @@ class _HttpConnection(_RequestReader, Connection):
     """A GET of the URL opened no HTTP+SSE stream once: the refusals stand from then on."""
 
     def _sse_connection(self) -> SseConnection:
-        client, auth = self._engine.stream_client()
+        with building_http_client(redacted_url(self._url)):  # (the core engine makes its fallback client only now)
+            client, auth = self._engine.stream_client()
         return SseConnection(
             self._url,
             client=client,
