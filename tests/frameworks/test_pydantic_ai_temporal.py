@@ -118,11 +118,6 @@ async def test_cancelling_the_agents_workflow_cancels_the_call_on_the_server(
     assert "completed" not in lines(events_path, tag)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the activity raises MaxTimeout inside its heartbeat task group (an ExceptionGroup, retried) and the next "
-    "attempt computes the maximum before it reads the checkpoint (issue 30, items 1 and 2)",
-)
 async def test_the_maximum_passing_inside_the_activity_reaches_the_model_typed_and_truthful(
     temporal_address: str, agent_workers: Workers, events_path: Path
 ) -> None:

@@ -52,13 +52,21 @@ async def heartbeat(temporal: TemporalClient, handle: WorkflowHandle[Any, Any]) 
 
 
 async def attempts(handle: WorkflowHandle[Any, Any]) -> list[int]:
-    """The attempt number of each activity start in the workflow's history (Temporal records the start of the
-    attempt that ended the activity only: ``[2]`` means the first attempt was lost and the second ended it)."""
-    return [
-        event.activity_task_started_event_attributes.attempt
-        async for event in handle.fetch_history_events()
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-    ]
+    """The attempt number of each tool call's activity start (``mcp_client/<server>/call_tool``) in the workflow's
+    history (Temporal records the start of the attempt that ended the activity only: ``[2]`` means the first attempt
+    was lost and the second ended it). The workflow's other activities (a listing, an agent's model requests) are
+    not counted: the question is how many attempts the call took."""
+    calls: set[int] = set()
+    started: list[int] = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            if event.activity_task_scheduled_event_attributes.activity_type.name.endswith("/call_tool"):
+                calls.add(event.event_id)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            attributes = event.activity_task_started_event_attributes
+            if attributes.scheduled_event_id in calls:
+                started.append(attributes.attempt)
+    return started
 
 
 async def start(temporal: TemporalClient, workers: Workers, call: ToolCall) -> WorkflowHandle[Any, str]:
