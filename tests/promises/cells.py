@@ -41,7 +41,9 @@ from tests.integration.sse_peer import SsePeer
 
 USERINFO_SECRET = "uiSECRETpw"
 QUERY_SECRET = "qsSECRETkey"
-PATH_SECRET = "pathSECRETtok"
+PATH_SECRET = "sk-pathSECRET-4f9a2c7e1b"
+"""A realistic path secret (a key's prefix and random characters: what :func:`mcp_client._redact.looks_secret` names
+secret); a plain word in a path is no secret and stays in the redacted name."""
 HEADER_SECRET = "hdrSECRETbearer"
 ENV_SECRET = "envSECRETvalue"
 SECRETS = (USERINFO_SECRET, QUERY_SECRET, PATH_SECRET, HEADER_SECRET, ENV_SECRET)
@@ -344,12 +346,20 @@ def _in_flight(client: Client) -> int:
     return limit.in_flight if limit is not None else 0
 
 
+_ERROR_TEXT_MODULES = {
+    "langchain": "mcp_client.integrations.langchain",
+    "openai_agents": "mcp_client.integrations.openai_agents",
+    "pydantic_ai": "mcp_client.integrations.pydantic_ai.results",
+}
+"""Where each adapter looks up ``error_text`` when it turns a failure into text for the model."""
+
+
 @contextlib.contextmanager
 def _spied_error_text(entry: str, seen: Seen) -> Iterator[None]:
     """An adapter turns a failure into text for the model through ``error_text``: keep the error it was given."""
     import importlib
 
-    module = importlib.import_module(f"mcp_client.integrations.{entry}")
+    module = importlib.import_module(_ERROR_TEXT_MODULES[entry])
     original: Callable[[BaseException], str] = getattr(module, "error_text")  # noqa: B009 (each adapter's own)
 
     def spy(error: BaseException) -> str:
