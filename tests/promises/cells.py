@@ -22,6 +22,9 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_client import (
     Call,
@@ -35,6 +38,7 @@ from mcp_client import (
     sse as sse_transport,
     stdio as stdio_transport,
 )
+from mcp_client.otel import Tracing
 from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer, read_arrivals
 from tests.integration.sse_peer import SsePeer
@@ -195,6 +199,8 @@ class Seen:
     close: Callable[[], Awaitable[None]] | None = None
     """How the host closes what the entry opened (the client, the group, the blocking client) while a call runs."""
     exit_code: int | None = None
+    spans: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
+    """The spans of the entry's client (an OpenTelemetry tracer provider of the cell's own)."""
     elapsed: float = 0.0
     arrived: int = 0
     slots_in_flight: int = 0
@@ -214,9 +220,24 @@ Caller = Callable[[str, Mapping[str, Any], TimeoutPolicy, Seen], Awaitable[None]
 @asynccontextmanager
 async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutPolicy) -> AsyncIterator[Caller]:
     """The public way ``entry`` makes a call, opened on ``the_world`` with ``policy`` as its client's default (an
-    adapter calls under it); its open and close are not timed."""
+    adapter calls under it); its open and close are not timed. Every client it opens sends its spans to
+    ``seen.spans``."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(seen.spans))
+    tracing = Tracing(provider)
+    try:
+        async with _entry_point(entry, the_world, seen, policy, tracing) as caller:
+            yield caller
+    finally:
+        provider.shutdown()
+
+
+@asynccontextmanager
+async def _entry_point(
+    entry: str, the_world: World, seen: Seen, policy: TimeoutPolicy, tracing: Tracing
+) -> AsyncIterator[Caller]:
     if entry in ("call_tool", "supervisor", "task"):
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -227,7 +248,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "tool_call":
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -239,7 +260,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "task_result":
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -258,7 +279,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "resume":
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -275,7 +296,9 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "group":
-        async with ClientGroup({"matrix": the_world.transport()}, timeout=policy, **TOOL_HINTS_OFF) as group:
+        async with ClientGroup(
+            {"matrix": the_world.transport()}, timeout=policy, on_event=tracing.on_group_event, **TOOL_HINTS_OFF
+        ) as group:
             seen.close = group.aclose
 
             member = group["matrix"]
@@ -290,7 +313,9 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
     elif entry == "sync":
         from mcp_client.sync.client import Client as SyncClient
 
-        blocking = await anyio.to_thread.run_sync(lambda: SyncClient(the_world.transport(), timeout=policy).open())
+        blocking = await anyio.to_thread.run_sync(
+            lambda: SyncClient(the_world.transport(), timeout=policy, on_event=tracing.on_event).open()
+        )
         try:
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -305,7 +330,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
         finally:
             await anyio.to_thread.run_sync(blocking.close)
     elif entry in ("langchain", "openai_agents", "pydantic_ai"):
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
             with _spied_error_text(entry, seen):
                 yield await _adapter_caller(entry, client)

@@ -86,7 +86,9 @@ async def test_cell(
     if fds is not None and after is not None and entry not in ("sync", "cli"):  # (their threads' loops keep theirs)
         assert after <= fds
     # Secrets stay put, and the terminal is the host's.
-    texts = [*_error_texts(seen.error), *seen.texts, *_log_texts(caplog)]
+    if entry != "cli":  # (the CLI's client is its own: it takes no tracer of the test's)
+        assert seen.spans.get_finished_spans(), "no span to read"
+    texts = [*_error_texts(seen.error), *seen.texts, *_log_texts(caplog), *_span_texts(seen)]
     for text in texts:
         assert not any(secret in text for secret in run.SECRETS), text
         assert not _CONTROL.search(text), repr(text)
@@ -99,6 +101,17 @@ def _error_texts(error: BaseException | None) -> list[str]:
         if isinstance(error, MCPClientError):
             texts.append(error.for_model)
         error = error.__cause__ or error.__context__
+    return texts
+
+
+def _span_texts(seen: run.Seen) -> list[str]:
+    """Every text of the entry's spans: names, status descriptions, attributes, events and their attributes."""
+    texts: list[str] = []
+    for span in seen.spans.get_finished_spans():
+        texts += [span.name, span.status.description or ""]
+        texts += [str(value) for value in (span.attributes or {}).values()]
+        for event in span.events:
+            texts += [event.name, *(str(value) for value in (event.attributes or {}).values())]
     return texts
 
 
