@@ -40,7 +40,7 @@ from mcp_client import (
 )
 from mcp_client.otel import Tracing
 from mcp_client.testing.http_peer import HttpPeer
-from mcp_client.testing.peer import ScriptedPeer, read_arrivals
+from mcp_client.testing.peer import ScriptedPeer, arrival_key, read_arrivals
 from tests.integration.sse_peer import SsePeer
 
 USERINFO_SECRET = "uiSECRETpw"
@@ -80,10 +80,25 @@ class Fault:
     real_policy: TimeoutPolicy
     cancel_on_arrival: bool = False
     close_on_arrival: bool = False
+    era: str = "auto"
+    """The peer's era: ``legacy`` where the fault is 2025-11-25's (a session to renew, the task-support listing)."""
+    slow_method: str | None = None
+    """A method the peer answers only after :data:`SLOW` seconds, from the moment the entry is open."""
+    ends_sessions: bool = False
+    refused: bool = False
+    """The server refuses the request before processing it, as the protocol defines the answer (a ``-32020``
+    header mismatch is a validation failure, HTTP 400): "did not run" is the truth though the request arrived."""
+    """Once the entry is open, the HTTP peer forgets its sessions (the next request gets 404: a renewal)."""
 
 
 _FAKE = TimeoutPolicy(idle=5, maximum=10, connect=30)
 _REAL = TimeoutPolicy(idle=5, maximum=10, connect=30)
+
+SLOW = 1000.0
+"""Seconds a slow step takes: far beyond any cell's maximum."""
+_STEP = TimeoutPolicy(idle=None, maximum=3, connect=30)
+_REAL_STEP = TimeoutPolicy(idle=None, maximum=0.8, connect=30)
+"""A call's own maximum that a slow step it needs must not outlive (no idle timeout: the maximum ends it)."""
 
 FAULT_SPECS: dict[str, Fault] = {
     "server_error": Fault(
@@ -108,6 +123,26 @@ FAULT_SPECS: dict[str, Fault] = {
     "server_death": Fault("die", {"after": 0}, None, _FAKE, _REAL),
     "hostile_text": Fault("fail", {"code": -32603, "message": HOSTILE_MESSAGE}, None, _FAKE, _REAL),
     "oversized": Fault("huge", {"size": OVERSIZED}, {"seconds": 0.1, "text": "x" * OVERSIZED}, _FAKE, _REAL),
+    "drop_after_write": Fault("drop_mid_stream", {}, None, _FAKE, _REAL),
+    "slow_renewal": Fault(
+        "silent", {}, {"seconds": 0.1}, _STEP, _REAL_STEP, era="legacy", slow_method="initialize", ends_sessions=True
+    ),
+    "slow_listing": Fault("silent", {}, {"seconds": 0.1}, _STEP, _REAL_STEP, era="legacy", slow_method="tools/list"),
+    "header_mismatch": Fault(
+        "fail",
+        {"code": -32020, "message": "Mcp-Param-Account header does not match the body"},
+        None,
+        _FAKE,
+        _REAL,
+        refused=True,
+    ),
+    "flood": Fault(
+        "flood_client",
+        {"method": "ping", "count": 300, "notifications": 300, "answer": False},
+        None,
+        TimeoutPolicy(idle=2, maximum=10, connect=30),
+        TimeoutPolicy(idle=1, maximum=5, connect=30),
+    ),
 }
 
 
@@ -124,21 +159,41 @@ class World:
     fake_clock: bool
     cli_target: list[str] = field(default_factory=list)
     """What follows ``mcp-client call <tool> <arguments>`` to reach this server (empty: the CLI cannot)."""
+    peer: ScriptedPeer | None = None
+    """The scripted peer, where it runs in this process (None: in a process of its own)."""
+    http_peer: HttpPeer | None = None
 
-
-def _peer() -> ScriptedPeer:
-    return ScriptedPeer(era="auto", tasks=True)
+    def prepare(self, fault: Fault) -> None:
+        """Set the fault's stage once the entry is open (its own listing and session are not the fault's)."""
+        if fault.slow_method is not None:
+            assert self.peer is not None, f"{self.name}: the peer's script is fixed"
+            self.peer.method_delays[fault.slow_method] = SLOW
+        if fault.ends_sessions:
+            assert self.http_peer is not None, f"{self.name}: no HTTP session to end"
+            self.http_peer.end_sessions()
 
 
 @asynccontextmanager
-async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False) -> AsyncIterator[World]:
+async def world(
+    name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False, era: str = "auto"
+) -> AsyncIterator[World]:
     size = MAX_MESSAGE_SIZE
+
+    def _peer() -> ScriptedPeer:
+        return ScriptedPeer(era="legacy" if era == "legacy" else "auto", tasks=True)
+
     if name == "memory":
         peer = _peer()
-        yield World(name, lambda: memory(peer.serve, max_message_size=size), lambda: peer.stats.arrivals, fake_clock)
+        yield World(
+            name,
+            lambda: memory(peer.serve, max_message_size=size),
+            lambda: peer.stats.arrivals,
+            fake_clock,
+            peer=peer,
+        )
     elif name == "stdio":
         arrivals = tmp_path / "arrivals.jsonl"
-        argv = ["-m", "mcp_client.testing.peer", "--tasks", "--arrivals", str(arrivals)]
+        argv = ["-m", "mcp_client.testing.peer", "--tasks", "--arrivals", str(arrivals), "--era", era]
         env = {"MATRIX_API_KEY": ENV_SECRET, "PYTHONPATH": os.pathsep.join(sys.path)}
         policy = RestartPolicy(max_restarts=3, initial_backoff=0.01) if restart else None
         cli_env = ["-e", f"MATRIX_API_KEY={ENV_SECRET}", "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}"]
@@ -160,9 +215,11 @@ async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = 
             yield World(
                 name,
                 lambda: http(url, headers=headers, max_message_size=size),
-                lambda: peer.stats.arrivals,
+                lambda: _http_arrivals(served),
                 fake_clock,
                 ["--url", url, "-H", f"Authorization: Bearer {HEADER_SECRET}"],
+                peer=peer,
+                http_peer=served,
             )
     elif name == "sse":
         peer = _peer()
@@ -175,9 +232,20 @@ async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = 
                 lambda: sse_transport(url, headers=headers, client=client, max_message_size=size),
                 lambda: peer.stats.arrivals,
                 fake_clock,
+                peer=peer,
             )
     else:
         raise ValueError(f"no world {name!r}")
+
+
+def _http_arrivals(served: HttpPeer) -> Counter[str]:
+    """The scripted peer's count, and the requests the HTTP server answered with a fault of its own (they never
+    reach the peer: a drop after the write)."""
+    arrivals = Counter(served.peer.stats.arrivals)
+    for log in served.stats.requests:
+        if log.fault is not None and log.message is not None and "id" in log.message:
+            arrivals[arrival_key(str(log.message.get("method")), log.message.get("params"))] += 1
+    return arrivals
 
 
 # -- what a cell saw -----------------------------------------------------------------------------------------------
@@ -342,7 +410,9 @@ async def _entry_point(
 
             from mcp_client.cli.app import main
 
-            argv = ["call", "--idle", f"{policy.idle:g}", "--max", f"{policy.maximum:g}", "--retries", "0"]
+            argv = ["call", "--max", f"{policy.maximum:g}", "--retries", "0"]
+            if policy.idle is not None:  # (none: the CLI's default idle timeout, which the maximum cuts short)
+                argv += ["--idle", f"{policy.idle:g}"]
             argv += [tool, json.dumps(dict(arguments)), *the_world.cli_target]
             out, err = io.StringIO(), io.StringIO()
 
@@ -500,7 +570,8 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
     tool, arguments = tool_and_arguments(entry, fault)
     seen = Seen()
     key = f"tools/call {tool}"
-    async with world(transport, tmp_path, fake_clock=fake_clock, restart=entry == "supervisor") as the_world:
+    restart = entry == "supervisor"
+    async with world(transport, tmp_path, fake_clock=fake_clock, restart=restart, era=fault.era) as the_world:
         picks_up = entry in ("task_result", "resume")
 
         async def once_arrived() -> None:
@@ -518,6 +589,7 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
 
         # (the outer task group is entered before the client: a call may outlive the client's close)
         async with anyio.create_task_group() as outer, entry_point(entry, the_world, seen, policy) as call:
+            the_world.prepare(fault)
             started = anyio.current_time()
             if fault.close_on_arrival:
                 assert seen.close is not None

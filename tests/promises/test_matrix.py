@@ -73,8 +73,8 @@ async def test_cell(
         assert seen.cancelled_by_caller or isinstance(seen.error, RequestCancelled), repr(seen.error)
     else:
         assert isinstance(seen.error, MCPClientError), f"untyped: {seen.error!r}"
-    # Truthful: the peer counted the request, so it may have run.
-    if isinstance(seen.error, MCPClientError) and seen.arrived:
+    # Truthful: the peer counted the request, so it may have run (unless the server refused it unprocessed).
+    if isinstance(seen.error, MCPClientError) and seen.arrived and not spec.refused:
         assert may_have_run(seen.error) is not Ran.NO, f"arrived {seen.arrived}x, yet: {seen.error.for_model}"
     # Bounded: done by the maximum plus a margin.
     assert seen.elapsed <= run.bound(fault, fake_clock=fake_clock), seen.elapsed
