@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -84,6 +85,11 @@ def _policy(client: Client, tool: str | None, idle: float | None, left: float | 
         pause_maximum=base.pause_maximum,
         reset_on_log=base.reset_on_log,
     )
+
+
+def _within(left: float | None) -> anyio.CancelScope:
+    """A scope that ends when what is left of the call's maximum has passed (None: never)."""
+    return anyio.move_on_after(math.inf if left is None else max(0.0, left))
 
 
 def _maximum_passed(maximum: float | None, *, method: str, ran: bool) -> MaxTimeout:
@@ -219,7 +225,10 @@ class MCPActivities:
         attempt = Attempt(activity.info())  # the last attempt's checkpoint, read before anything else
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), self._confirm)
         progress = _Progress()
-        connection = await self._connect(server)
+        with _within(attempt.left(request.maximum)) as bound:
+            connection = await self._connect(server)
+        if bound.cancelled_caught:  # starting the worker's connection is done for this call: inside its maximum
+            raise activity_failure(_maximum_passed(request.maximum, method="tools/call", ran=False), idempotent=False)
         try:
             return await self._call_tool(connection, request, attempt, beat, progress)
         finally:
@@ -240,7 +249,10 @@ class MCPActivities:
                     raise invalid_reference(exc) from exc
                 progress.task, progress.resumable = reference, True
                 return await self._resume(client, reference, last, attempt, request)
-            tool = await connection.tool(request.name)
+            with _within(attempt.left(request.maximum)) as bound:
+                tool = await connection.tool(request.name)  # (the listing is done for this call: inside its maximum)
+            if bound.cancelled_caught:
+                raise _maximum_passed(request.maximum, method="tools/call", ran=last is not None)
             idempotent = _idempotent(client, request.name)
             if last is not None and not idempotent:
                 # Annotations that call the tool safe would contradict the rule that said it is not.
