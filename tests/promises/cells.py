@@ -403,6 +403,9 @@ async def _entry_point(
             with _spied_error_text(entry, seen):
                 yield await _adapter_caller(entry, client)
             seen.slots_in_flight = _in_flight(client)
+    elif entry == "temporal":
+        async with _temporal_caller(the_world, policy, tracing, seen) as temporal_call:
+            yield temporal_call
     elif entry == "cli":
 
         async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -426,6 +429,50 @@ async def _entry_point(
         yield call
     else:
         raise ValueError(f"no entry point {entry!r}")
+
+
+@asynccontextmanager
+async def _temporal_caller(
+    the_world: World, policy: TimeoutPolicy, tracing: Tracing, seen: Seen
+) -> AsyncIterator[Caller]:
+    """The Temporal activity, one attempt in temporalio's ``ActivityEnvironment`` (no Temporal server: the worker's
+    clients, the activity and its failure are the package's; the real server's runs are in tests/temporal). The
+    checkpoint's confirmation is acknowledged at once. Its failure is the ``ApplicationError`` Temporal records."""
+    from temporalio.exceptions import ApplicationError
+    from temporalio.testing import ActivityEnvironment
+
+    from mcp_client.integrations.temporal import activity_name
+    from mcp_client.integrations.temporal.activities import MCPActivities
+    from mcp_client.integrations.temporal.connections import Connections
+    from mcp_client.integrations.temporal.wire import ToolCallInput
+
+    clients: list[Client] = []
+
+    def factory() -> Client:
+        client = Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF)
+        clients.append(client)
+        return client
+
+    async def confirm(details: Any) -> None:
+        return None
+
+    activities = MCPActivities(Connections({"matrix": factory}), confirm=confirm)
+    by_name = {getattr(fn, "__temporal_activity_definition").name: fn for fn in activities.definitions()}
+    operation = by_name[activity_name("matrix", "call_tool")]
+    environment = ActivityEnvironment()
+
+    async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+        request = ToolCallInput(tool, dict(arguments), policy.idle, policy.maximum)
+        try:
+            await environment.run(operation, request)
+        except ApplicationError as failure:
+            seen.error = failure
+            seen.texts += [failure.message, *(str(detail) for detail in failure.details)]
+        finally:
+            seen.slots_in_flight = sum(_in_flight(client) for client in clients)
+
+    async with activities.connections.running():
+        yield call
 
 
 async def _in_flight_after(client: Client, detached: Call[Any]) -> int:

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
+from temporalio.exceptions import ApplicationError
 
 from mcp_client import MCPClientError, RequestCancelled
 from mcp_client.cli.outcome import EXIT_CODES
@@ -30,7 +31,16 @@ pytestmark = pytest.mark.anyio
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Raw control characters (C0 but tab and newline, DEL, C1): what must never reach a terminal from a server."""
 _FAKE_CLOCK_TRANSPORTS = ("memory", "sse")
-_REAL_CLOCK_ENTRIES = ("sync", "cli", *ADAPTERS)
+_REAL_CLOCK_ENTRIES = ("sync", "cli", "temporal", *ADAPTERS)
+
+
+def _subclasses(cls: type) -> set[type]:
+    return {cls}.union(*(_subclasses(sub) for sub in cls.__subclasses__()))
+
+
+_TYPED_NAMES = {cls.__name__ for cls in _subclasses(MCPClientError)} | {"InvalidTaskReference"}
+"""The type names of a Temporal activity's typed failures (every MCPClientError, and a reference that cannot be
+resumed here)."""
 
 
 def _backend(entry: str, transport: str) -> str:
@@ -69,6 +79,12 @@ async def test_cell(
     if entry == "cli":
         assert seen.exit_code in {code for _, code in EXIT_CODES} | {1}, seen.texts
         assert not any("Traceback" in text for text in seen.texts), seen.texts
+    elif entry == "temporal":  # the failure Temporal records: typed by its type's name
+        assert isinstance(seen.error, ApplicationError), f"untyped: {seen.error!r}"
+        assert seen.error.type in _TYPED_NAMES, seen.error.type
+        (detail,) = seen.error.details
+        if seen.arrived and not spec.refused:
+            assert detail["may_have_run"] != "no", f"arrived {seen.arrived}x, yet: {seen.error.message}"
     elif spec.cancel_on_arrival:
         assert seen.cancelled_by_caller or isinstance(seen.error, RequestCancelled), repr(seen.error)
     else:
