@@ -472,6 +472,8 @@ async def _temporal_caller(
             seen.slots_in_flight = sum(_in_flight(client) for client in clients)
 
     async with activities.connections.running():
+        # (the worker's connection started before the fault is staged, as a worker's is by its earlier activities)
+        activities.connections.release(await activities.connections.get("matrix"))
         yield call
 
 
