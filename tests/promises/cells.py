@@ -109,7 +109,7 @@ FAULT_SPECS: dict[str, Fault] = {
         {},
         {"seconds": 1000, "silent_polls_after": 0},
         TimeoutPolicy(idle=2, maximum=10, connect=30),
-        TimeoutPolicy(idle=0.4, maximum=5, connect=30),
+        TimeoutPolicy(idle=1, maximum=5, connect=30),  # (an adapter lists its tools under it: room for a busy host)
     ),
     "maximum": Fault(
         "chatty",
