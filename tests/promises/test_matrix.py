@@ -35,7 +35,11 @@ _REAL_CLOCK_ENTRIES = ("sync", "cli", "temporal", *ADAPTERS)
 
 
 def _subclasses(cls: type) -> set[type]:
-    return {cls}.union(*(_subclasses(sub) for sub in cls.__subclasses__()))
+    found = {cls}
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        found |= _subclasses(sub)
+    return found
 
 
 _TYPED_NAMES = {cls.__name__ for cls in _subclasses(MCPClientError)} | {"InvalidTaskReference"}
