@@ -459,7 +459,7 @@ async def _temporal_caller(
     activities = MCPActivities(Connections({"matrix": factory}), confirm=confirm)
     by_name = {getattr(fn, "__temporal_activity_definition").name: fn for fn in activities.definitions()}
     operation = by_name[activity_name("matrix", "call_tool")]
-    environment = ActivityEnvironment()
+    environment = _attempt_now(ActivityEnvironment)
 
     async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
         request = ToolCallInput(tool, dict(arguments), policy.idle, policy.maximum)
@@ -475,6 +475,20 @@ async def _temporal_caller(
         # (the worker's connection started before the fault is staged, as a worker's is by its earlier activities)
         activities.connections.release(await activities.connections.get("matrix"))
         yield call
+
+
+def _attempt_now(environment_class: Any) -> Any:
+    """A first attempt in temporalio's ``ActivityEnvironment``, scheduled and started now (the maximum counts from
+    then)."""
+    import dataclasses
+    from datetime import UTC, datetime, timedelta
+
+    started = datetime.now(UTC)
+    environment = environment_class()
+    environment.info = dataclasses.replace(
+        environment.info, scheduled_time=started, started_time=started, heartbeat_timeout=timedelta(seconds=30)
+    )
+    return environment
 
 
 async def _in_flight_after(client: Client, detached: Call[Any]) -> int:

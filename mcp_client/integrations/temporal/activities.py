@@ -225,10 +225,7 @@ class MCPActivities:
         attempt = Attempt(activity.info())  # the last attempt's checkpoint, read before anything else
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), self._confirm)
         progress = _Progress()
-        with _within(attempt.left(request.maximum)) as bound:
-            connection = await self._connect(server)
-        if bound.cancelled_caught:  # starting the worker's connection is done for this call: inside its maximum
-            raise activity_failure(_maximum_passed(request.maximum, method="tools/call", ran=False), idempotent=False)
+        connection = await self._connect(server)
         try:
             return await self._call_tool(connection, request, attempt, beat, progress)
         finally:
