@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import anyio
+
 from mcp_client.testing._peer_tools import JsonObject, ToolCall, ToolSpec, text_result
 
 __all__ = ["HOSTILE_KINDS", "HOSTILE_TOOLS", "flood_client", "hostile_line"]
@@ -129,15 +131,23 @@ async def result_and_error(call: ToolCall) -> None:
 
 
 async def flood_client(call: ToolCall) -> None:
-    """``count`` requests of ``method`` to the client in one write, then this call's answer: a flood of the
-    server's requests (2025-11-25), which the client must answer with a bounded number of tasks."""
+    """``count`` requests of ``method`` to the client and ``notifications`` log notifications in one write, then
+    this call's answer (``answer=false``: none, the call stays silent): a flood of the server's requests
+    (2025-11-25) and notifications, which the client must take with a bounded number of tasks and bounded memory."""
     method = call.text("method", "ping")
     count = call.integer("count", 1000, minimum=0)
+    notifications = call.integer("notifications", 0, minimum=0)
+    answers = call.arguments.get("answer", True) is not False
     params = {"mode": "form", "message": "Your name?", "requestedSchema": {"type": "object", "properties": {}}}
     lines = [
         _dumps({"jsonrpc": "2.0", "id": f"flood-{n}", "method": method, "params": params if method != "ping" else {}})
         for n in range(count)
     ]
+    log = {"level": "info", "logger": "flood", "data": "flood"}
+    lines += [_dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": log})] * notifications
+    if not answers:
+        await call.link.send_raw(b"\n".join(lines) + b"\n")
+        await anyio.sleep_forever()
     result = text_result(f"flooded {count}")
     answer = _dumps({"jsonrpc": "2.0", "id": call.request_id, "result": result})
     await call.link.send_raw(b"\n".join([*lines, answer]) + b"\n")
@@ -166,6 +176,12 @@ HOSTILE_TOOLS: tuple[ToolSpec, ...] = (
         {
             "method": {"type": "string", "default": "ping"},
             "count": {"type": "integer", "description": "How many requests.", "default": 1000},
+            "notifications": {"type": "integer", "description": "How many log notifications.", "default": 0},
+            "answer": {
+                "type": "boolean",
+                "description": "Answer after the flood (false: stay silent).",
+                "default": True,
+            },
         },
         _hints("Flood the client"),
         flood_client,

@@ -510,6 +510,14 @@ class HttpPeer:
                 self._modern = await self._open_holder("modern")
             return self._modern
 
+    def end_sessions(self) -> None:
+        """Forget every 2025-11-25 session, as a restarted server does: each one's next request gets ``404``, and
+        the client starts a new session (``initialize``; see :attr:`ScriptedPeer.method_delays` for a slow one)."""
+        for holder in list(self._sessions.values()):
+            holder.dead = True
+            holder.end.set()
+        self._sessions.clear()
+
     async def _delete(self, request: RequestHead, responder: _Responder) -> None:
         session_id = request.header("mcp-session-id")
         if session_id is None:

@@ -224,6 +224,10 @@ class ScriptedPeer:
         """The value of the counter the ``increment`` tool adds to."""
         self.listens = ListenBoard(listen or ListenScript())
         """The open ``subscriptions/listen`` requests, and how each one ended (see :mod:`._peer_listen`)."""
+        self.method_delays: dict[str, float] = {}
+        """Seconds to wait before answering each request of a method, by method (``{"tools/list": 60}``, from the
+        next request on): a slow listing, a slow ``initialize`` behind a session renewal. The wait holds that
+        connection's reading as a busy server's would."""
         self.arrivals_file = arrivals_file
         """Where each arriving request's :func:`arrival_key` is also written, one JSON string a line, flushed at
         once: the count of a peer in another process (``--arrivals``), which outlives its death."""
@@ -523,6 +527,9 @@ class _PeerConnection:
     # -- requests --------------------------------------------------------------------------------------
 
     async def _handle_request(self, request_id: RequestId, method: str, raw_params: object) -> None:
+        delay = self._peer.method_delays.get(method)
+        if delay:
+            await anyio.sleep(delay)
         try:
             if raw_params is not None and not isinstance(raw_params, dict):
                 raise _RequestError(INVALID_PARAMS, "params must be an object")

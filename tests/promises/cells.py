@@ -22,6 +22,9 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_client import (
     Call,
@@ -35,13 +38,16 @@ from mcp_client import (
     sse as sse_transport,
     stdio as stdio_transport,
 )
+from mcp_client.otel import Tracing
 from mcp_client.testing.http_peer import HttpPeer
-from mcp_client.testing.peer import ScriptedPeer, read_arrivals
+from mcp_client.testing.peer import ScriptedPeer, arrival_key, read_arrivals
 from tests.integration.sse_peer import SsePeer
 
 USERINFO_SECRET = "uiSECRETpw"
 QUERY_SECRET = "qsSECRETkey"
-PATH_SECRET = "pathSECRETtok"
+PATH_SECRET = "sk-pathSECRET-4f9a2c7e1b"
+"""A realistic path secret (a key's prefix and random characters: what :func:`mcp_client._redact.looks_secret` names
+secret); a plain word in a path is no secret and stays in the redacted name."""
 HEADER_SECRET = "hdrSECRETbearer"
 ENV_SECRET = "envSECRETvalue"
 SECRETS = (USERINFO_SECRET, QUERY_SECRET, PATH_SECRET, HEADER_SECRET, ENV_SECRET)
@@ -74,10 +80,25 @@ class Fault:
     real_policy: TimeoutPolicy
     cancel_on_arrival: bool = False
     close_on_arrival: bool = False
+    era: str = "auto"
+    """The peer's era: ``legacy`` where the fault is 2025-11-25's (a session to renew, the task-support listing)."""
+    slow_method: str | None = None
+    """A method the peer answers only after :data:`SLOW` seconds, from the moment the entry is open."""
+    ends_sessions: bool = False
+    refused: bool = False
+    """The server refuses the request before processing it, as the protocol defines the answer (a ``-32020``
+    header mismatch is a validation failure, HTTP 400): "did not run" is the truth though the request arrived."""
+    """Once the entry is open, the HTTP peer forgets its sessions (the next request gets 404: a renewal)."""
 
 
 _FAKE = TimeoutPolicy(idle=5, maximum=10, connect=30)
 _REAL = TimeoutPolicy(idle=5, maximum=10, connect=30)
+
+SLOW = 1000.0
+"""Seconds a slow step takes: far beyond any cell's maximum."""
+_STEP = TimeoutPolicy(idle=None, maximum=3, connect=30)
+_REAL_STEP = TimeoutPolicy(idle=None, maximum=0.8, connect=30)
+"""A call's own maximum that a slow step it needs must not outlive (no idle timeout: the maximum ends it)."""
 
 FAULT_SPECS: dict[str, Fault] = {
     "server_error": Fault(
@@ -88,7 +109,7 @@ FAULT_SPECS: dict[str, Fault] = {
         {},
         {"seconds": 1000, "silent_polls_after": 0},
         TimeoutPolicy(idle=2, maximum=10, connect=30),
-        TimeoutPolicy(idle=0.4, maximum=5, connect=30),
+        TimeoutPolicy(idle=1, maximum=5, connect=30),  # (an adapter lists its tools under it: room for a busy host)
     ),
     "maximum": Fault(
         "chatty",
@@ -102,6 +123,26 @@ FAULT_SPECS: dict[str, Fault] = {
     "server_death": Fault("die", {"after": 0}, None, _FAKE, _REAL),
     "hostile_text": Fault("fail", {"code": -32603, "message": HOSTILE_MESSAGE}, None, _FAKE, _REAL),
     "oversized": Fault("huge", {"size": OVERSIZED}, {"seconds": 0.1, "text": "x" * OVERSIZED}, _FAKE, _REAL),
+    "drop_after_write": Fault("drop_mid_stream", {}, None, _FAKE, _REAL),
+    "slow_renewal": Fault(
+        "silent", {}, {"seconds": 0.1}, _STEP, _REAL_STEP, era="legacy", slow_method="initialize", ends_sessions=True
+    ),
+    "slow_listing": Fault("silent", {}, {"seconds": 0.1}, _STEP, _REAL_STEP, era="legacy", slow_method="tools/list"),
+    "header_mismatch": Fault(
+        "fail",
+        {"code": -32020, "message": "Mcp-Param-Account header does not match the body"},
+        None,
+        _FAKE,
+        _REAL,
+        refused=True,
+    ),
+    "flood": Fault(
+        "flood_client",
+        {"method": "ping", "count": 300, "notifications": 300, "answer": False},
+        None,
+        TimeoutPolicy(idle=2, maximum=10, connect=30),
+        TimeoutPolicy(idle=1, maximum=5, connect=30),
+    ),
 }
 
 
@@ -118,21 +159,41 @@ class World:
     fake_clock: bool
     cli_target: list[str] = field(default_factory=list)
     """What follows ``mcp-client call <tool> <arguments>`` to reach this server (empty: the CLI cannot)."""
+    peer: ScriptedPeer | None = None
+    """The scripted peer, where it runs in this process (None: in a process of its own)."""
+    http_peer: HttpPeer | None = None
 
-
-def _peer() -> ScriptedPeer:
-    return ScriptedPeer(era="auto", tasks=True)
+    def prepare(self, fault: Fault) -> None:
+        """Set the fault's stage once the entry is open (its own listing and session are not the fault's)."""
+        if fault.slow_method is not None:
+            assert self.peer is not None, f"{self.name}: the peer's script is fixed"
+            self.peer.method_delays[fault.slow_method] = SLOW
+        if fault.ends_sessions:
+            assert self.http_peer is not None, f"{self.name}: no HTTP session to end"
+            self.http_peer.end_sessions()
 
 
 @asynccontextmanager
-async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False) -> AsyncIterator[World]:
+async def world(
+    name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False, era: str = "auto"
+) -> AsyncIterator[World]:
     size = MAX_MESSAGE_SIZE
+
+    def _peer() -> ScriptedPeer:
+        return ScriptedPeer(era="legacy" if era == "legacy" else "auto", tasks=True)
+
     if name == "memory":
         peer = _peer()
-        yield World(name, lambda: memory(peer.serve, max_message_size=size), lambda: peer.stats.arrivals, fake_clock)
+        yield World(
+            name,
+            lambda: memory(peer.serve, max_message_size=size),
+            lambda: peer.stats.arrivals,
+            fake_clock,
+            peer=peer,
+        )
     elif name == "stdio":
         arrivals = tmp_path / "arrivals.jsonl"
-        argv = ["-m", "mcp_client.testing.peer", "--tasks", "--arrivals", str(arrivals)]
+        argv = ["-m", "mcp_client.testing.peer", "--tasks", "--arrivals", str(arrivals), "--era", era]
         env = {"MATRIX_API_KEY": ENV_SECRET, "PYTHONPATH": os.pathsep.join(sys.path)}
         policy = RestartPolicy(max_restarts=3, initial_backoff=0.01) if restart else None
         cli_env = ["-e", f"MATRIX_API_KEY={ENV_SECRET}", "-e", f"PYTHONPATH={os.pathsep.join(sys.path)}"]
@@ -154,9 +215,11 @@ async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = 
             yield World(
                 name,
                 lambda: http(url, headers=headers, max_message_size=size),
-                lambda: peer.stats.arrivals,
+                lambda: _http_arrivals(served),
                 fake_clock,
                 ["--url", url, "-H", f"Authorization: Bearer {HEADER_SECRET}"],
+                peer=peer,
+                http_peer=served,
             )
     elif name == "sse":
         peer = _peer()
@@ -169,9 +232,20 @@ async def world(name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = 
                 lambda: sse_transport(url, headers=headers, client=client, max_message_size=size),
                 lambda: peer.stats.arrivals,
                 fake_clock,
+                peer=peer,
             )
     else:
         raise ValueError(f"no world {name!r}")
+
+
+def _http_arrivals(served: HttpPeer) -> Counter[str]:
+    """The scripted peer's count, and the requests the HTTP server answered with a fault of its own (they never
+    reach the peer: a drop after the write)."""
+    arrivals = Counter(served.peer.stats.arrivals)
+    for log in served.stats.requests:
+        if log.fault is not None and log.message is not None and "id" in log.message:
+            arrivals[arrival_key(str(log.message.get("method")), log.message.get("params"))] += 1
+    return arrivals
 
 
 # -- what a cell saw -----------------------------------------------------------------------------------------------
@@ -193,6 +267,8 @@ class Seen:
     close: Callable[[], Awaitable[None]] | None = None
     """How the host closes what the entry opened (the client, the group, the blocking client) while a call runs."""
     exit_code: int | None = None
+    spans: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
+    """The spans of the entry's client (an OpenTelemetry tracer provider of the cell's own)."""
     elapsed: float = 0.0
     arrived: int = 0
     slots_in_flight: int = 0
@@ -212,9 +288,24 @@ Caller = Callable[[str, Mapping[str, Any], TimeoutPolicy, Seen], Awaitable[None]
 @asynccontextmanager
 async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutPolicy) -> AsyncIterator[Caller]:
     """The public way ``entry`` makes a call, opened on ``the_world`` with ``policy`` as its client's default (an
-    adapter calls under it); its open and close are not timed."""
+    adapter calls under it); its open and close are not timed. Every client it opens sends its spans to
+    ``seen.spans``."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(seen.spans))
+    tracing = Tracing(provider)
+    try:
+        async with _entry_point(entry, the_world, seen, policy, tracing) as caller:
+            yield caller
+    finally:
+        provider.shutdown()
+
+
+@asynccontextmanager
+async def _entry_point(
+    entry: str, the_world: World, seen: Seen, policy: TimeoutPolicy, tracing: Tracing
+) -> AsyncIterator[Caller]:
     if entry in ("call_tool", "supervisor", "task"):
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -225,7 +316,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "tool_call":
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -237,7 +328,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "task_result":
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -256,7 +347,7 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "resume":
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -273,7 +364,9 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             yield call
     elif entry == "group":
-        async with ClientGroup({"matrix": the_world.transport()}, timeout=policy, **TOOL_HINTS_OFF) as group:
+        async with ClientGroup(
+            {"matrix": the_world.transport()}, timeout=policy, on_event=tracing.on_group_event, **TOOL_HINTS_OFF
+        ) as group:
             seen.close = group.aclose
 
             member = group["matrix"]
@@ -288,7 +381,9 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
     elif entry == "sync":
         from mcp_client.sync.client import Client as SyncClient
 
-        blocking = await anyio.to_thread.run_sync(lambda: SyncClient(the_world.transport(), timeout=policy).open())
+        blocking = await anyio.to_thread.run_sync(
+            lambda: SyncClient(the_world.transport(), timeout=policy, on_event=tracing.on_event).open()
+        )
         try:
 
             async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -303,11 +398,14 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
         finally:
             await anyio.to_thread.run_sync(blocking.close)
     elif entry in ("langchain", "openai_agents", "pydantic_ai"):
-        async with Client(the_world.transport(), timeout=policy, **TOOL_HINTS_OFF) as client:
+        async with Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF) as client:
             seen.close = client.aclose
             with _spied_error_text(entry, seen):
                 yield await _adapter_caller(entry, client)
             seen.slots_in_flight = _in_flight(client)
+    elif entry == "temporal":
+        async with _temporal_caller(the_world, policy, tracing, seen) as temporal_call:
+            yield temporal_call
     elif entry == "cli":
 
         async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
@@ -315,7 +413,9 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
 
             from mcp_client.cli.app import main
 
-            argv = ["call", "--idle", f"{policy.idle:g}", "--max", f"{policy.maximum:g}", "--retries", "0"]
+            argv = ["call", "--max", f"{policy.maximum:g}", "--retries", "0"]
+            if policy.idle is not None:  # (none: the CLI's default idle timeout, which the maximum cuts short)
+                argv += ["--idle", f"{policy.idle:g}"]
             argv += [tool, json.dumps(dict(arguments)), *the_world.cli_target]
             out, err = io.StringIO(), io.StringIO()
 
@@ -331,6 +431,66 @@ async def entry_point(entry: str, the_world: World, seen: Seen, policy: TimeoutP
         raise ValueError(f"no entry point {entry!r}")
 
 
+@asynccontextmanager
+async def _temporal_caller(
+    the_world: World, policy: TimeoutPolicy, tracing: Tracing, seen: Seen
+) -> AsyncIterator[Caller]:
+    """The Temporal activity, one attempt in temporalio's ``ActivityEnvironment`` (no Temporal server: the worker's
+    clients, the activity and its failure are the package's; the real server's runs are in tests/temporal). The
+    checkpoint's confirmation is acknowledged at once. Its failure is the ``ApplicationError`` Temporal records."""
+    from temporalio.exceptions import ApplicationError
+    from temporalio.testing import ActivityEnvironment
+
+    from mcp_client.integrations.temporal import activity_name
+    from mcp_client.integrations.temporal.activities import MCPActivities
+    from mcp_client.integrations.temporal.connections import Connections
+    from mcp_client.integrations.temporal.wire import ToolCallInput
+
+    clients: list[Client] = []
+
+    def factory() -> Client:
+        client = Client(the_world.transport(), timeout=policy, on_event=tracing.on_event, **TOOL_HINTS_OFF)
+        clients.append(client)
+        return client
+
+    async def confirm(details: Any) -> None:
+        return None
+
+    activities = MCPActivities(Connections({"matrix": factory}), confirm=confirm)
+    by_name = {getattr(fn, "__temporal_activity_definition").name: fn for fn in activities.definitions()}
+    operation = by_name[activity_name("matrix", "call_tool")]
+    environment = _attempt_now(ActivityEnvironment)
+
+    async def call(tool: str, arguments: Mapping[str, Any], policy: TimeoutPolicy, seen: Seen) -> None:
+        request = ToolCallInput(tool, dict(arguments), policy.idle, policy.maximum)
+        try:
+            await environment.run(operation, request)
+        except ApplicationError as failure:
+            seen.error = failure
+            seen.texts += [failure.message, *(str(detail) for detail in failure.details)]
+        finally:
+            seen.slots_in_flight = sum(_in_flight(client) for client in clients)
+
+    async with activities.connections.running():
+        # (the worker's connection started before the fault is staged, as a worker's is by its earlier activities)
+        activities.connections.release(await activities.connections.get("matrix"))
+        yield call
+
+
+def _attempt_now(environment_class: Any) -> Any:
+    """A first attempt in temporalio's ``ActivityEnvironment``, scheduled and started now (the maximum counts from
+    then)."""
+    import dataclasses
+    from datetime import UTC, datetime, timedelta
+
+    started = datetime.now(UTC)
+    environment = environment_class()
+    environment.info = dataclasses.replace(
+        environment.info, scheduled_time=started, started_time=started, heartbeat_timeout=timedelta(seconds=30)
+    )
+    return environment
+
+
 async def _in_flight_after(client: Client, detached: Call[Any]) -> int:
     """The slots taken once the call that made the task, detached, had a moment to see its task end (the pick-up
     cancels the task when it stops early): what is still taken then is held for the task's life."""
@@ -344,12 +504,20 @@ def _in_flight(client: Client) -> int:
     return limit.in_flight if limit is not None else 0
 
 
+_ERROR_TEXT_MODULES = {
+    "langchain": "mcp_client.integrations.langchain",
+    "openai_agents": "mcp_client.integrations.openai_agents",
+    "pydantic_ai": "mcp_client.integrations.pydantic_ai.results",
+}
+"""Where each adapter looks up ``error_text`` when it turns a failure into text for the model."""
+
+
 @contextlib.contextmanager
 def _spied_error_text(entry: str, seen: Seen) -> Iterator[None]:
     """An adapter turns a failure into text for the model through ``error_text``: keep the error it was given."""
     import importlib
 
-    module = importlib.import_module(f"mcp_client.integrations.{entry}")
+    module = importlib.import_module(_ERROR_TEXT_MODULES[entry])
     original: Callable[[BaseException], str] = getattr(module, "error_text")  # noqa: B009 (each adapter's own)
 
     def spy(error: BaseException) -> str:
@@ -465,7 +633,8 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
     tool, arguments = tool_and_arguments(entry, fault)
     seen = Seen()
     key = f"tools/call {tool}"
-    async with world(transport, tmp_path, fake_clock=fake_clock, restart=entry == "supervisor") as the_world:
+    restart = entry == "supervisor"
+    async with world(transport, tmp_path, fake_clock=fake_clock, restart=restart, era=fault.era) as the_world:
         picks_up = entry in ("task_result", "resume")
 
         async def once_arrived() -> None:
@@ -483,6 +652,7 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
 
         # (the outer task group is entered before the client: a call may outlive the client's close)
         async with anyio.create_task_group() as outer, entry_point(entry, the_world, seen, policy) as call:
+            the_world.prepare(fault)
             started = anyio.current_time()
             if fault.close_on_arrival:
                 assert seen.close is not None

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
+from temporalio.exceptions import ApplicationError
 
 from mcp_client import MCPClientError, RequestCancelled
 from mcp_client.cli.outcome import EXIT_CODES
@@ -30,7 +31,20 @@ pytestmark = pytest.mark.anyio
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Raw control characters (C0 but tab and newline, DEL, C1): what must never reach a terminal from a server."""
 _FAKE_CLOCK_TRANSPORTS = ("memory", "sse")
-_REAL_CLOCK_ENTRIES = ("sync", "cli", *ADAPTERS)
+_REAL_CLOCK_ENTRIES = ("sync", "cli", "temporal", *ADAPTERS)
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = {cls}
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        found |= _subclasses(sub)
+    return found
+
+
+_TYPED_NAMES = {cls.__name__ for cls in _subclasses(MCPClientError)} | {"InvalidTaskReference"}
+"""The type names of a Temporal activity's typed failures (every MCPClientError, and a reference that cannot be
+resumed here)."""
 
 
 def _backend(entry: str, transport: str) -> str:
@@ -69,12 +83,18 @@ async def test_cell(
     if entry == "cli":
         assert seen.exit_code in {code for _, code in EXIT_CODES} | {1}, seen.texts
         assert not any("Traceback" in text for text in seen.texts), seen.texts
+    elif entry == "temporal":  # the failure Temporal records: typed by its type's name
+        assert isinstance(seen.error, ApplicationError), f"untyped: {seen.error!r}"
+        assert seen.error.type in _TYPED_NAMES, seen.error.type
+        (detail,) = seen.error.details
+        if seen.arrived and not spec.refused:
+            assert detail["may_have_run"] != "no", f"arrived {seen.arrived}x, yet: {seen.error.message}"
     elif spec.cancel_on_arrival:
         assert seen.cancelled_by_caller or isinstance(seen.error, RequestCancelled), repr(seen.error)
     else:
         assert isinstance(seen.error, MCPClientError), f"untyped: {seen.error!r}"
-    # Truthful: the peer counted the request, so it may have run.
-    if isinstance(seen.error, MCPClientError) and seen.arrived:
+    # Truthful: the peer counted the request, so it may have run (unless the server refused it unprocessed).
+    if isinstance(seen.error, MCPClientError) and seen.arrived and not spec.refused:
         assert may_have_run(seen.error) is not Ran.NO, f"arrived {seen.arrived}x, yet: {seen.error.for_model}"
     # Bounded: done by the maximum plus a margin.
     assert seen.elapsed <= run.bound(fault, fake_clock=fake_clock), seen.elapsed
@@ -86,7 +106,9 @@ async def test_cell(
     if fds is not None and after is not None and entry not in ("sync", "cli"):  # (their threads' loops keep theirs)
         assert after <= fds
     # Secrets stay put, and the terminal is the host's.
-    texts = [*_error_texts(seen.error), *seen.texts, *_log_texts(caplog)]
+    if entry != "cli":  # (the CLI's client is its own: it takes no tracer of the test's)
+        assert seen.spans.get_finished_spans(), "no span to read"
+    texts = [*_error_texts(seen.error), *seen.texts, *_log_texts(caplog), *_span_texts(seen)]
     for text in texts:
         assert not any(secret in text for secret in run.SECRETS), text
         assert not _CONTROL.search(text), repr(text)
@@ -99,6 +121,17 @@ def _error_texts(error: BaseException | None) -> list[str]:
         if isinstance(error, MCPClientError):
             texts.append(error.for_model)
         error = error.__cause__ or error.__context__
+    return texts
+
+
+def _span_texts(seen: run.Seen) -> list[str]:
+    """Every text of the entry's spans: names, status descriptions, attributes, events and their attributes."""
+    texts: list[str] = []
+    for span in seen.spans.get_finished_spans():
+        texts += [span.name, span.status.description or ""]
+        texts += [str(value) for value in (span.attributes or {}).values()]
+        for event in span.events:
+            texts += [event.name, *(str(value) for value in (event.attributes or {}).values())]
     return texts
 
 
