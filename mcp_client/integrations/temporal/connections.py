@@ -25,7 +25,6 @@ import mcp_types
 
 from mcp_client._log_guard import package_logger
 from mcp_client.client.client import Client
-from mcp_client.errors import ConnectError
 from mcp_client.policy import TimeoutPolicy
 
 logger = package_logger("mcp_client.integrations.temporal")
@@ -66,7 +65,7 @@ class Connections:
         self.factories = dict(factories)
         self.per_workflow = per_workflow
         self._live: dict[tuple[str, str | None], Connection] = {}
-        self._starting: dict[tuple[str, str | None], _Start] = {}
+        self._locks = {name: anyio.Lock() for name in self.factories}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     @asynccontextmanager
@@ -96,28 +95,18 @@ class Connections:
 
     async def get(self, server: str, workflow_id: str | None = None) -> Connection:
         """The live connection to ``server`` (for ``workflow_id`` alone with ``per_workflow``), started now if there
-        is none. Pair it with :meth:`release` when the activity ends.
-
-        The start runs in the worker's task group, under the client's own connect budget; the activity only waits
-        for it, so its call's maximum (a cancel scope around this) ends the wait, and the start goes on for the
-        next activity. Activities that ask while a start is under way share it."""
+        is none. Pair it with :meth:`release` when the activity ends."""
         if server not in self.factories:
             raise KeyError(f"no MCP server named {server!r} on this worker (known: {', '.join(self.factories)})")
         key = (server, workflow_id if self.per_workflow else None)
-        while True:
+        async with self._locks[server]:
             connection = self._live.get(key)
-            if connection is not None and not connection.stop.is_set():
-                connection.users += 1
-                return connection
-            start = self._starting.get(key)
-            if start is None:
+            if connection is None or connection.stop.is_set():
                 if self._task_group is None:
                     raise RuntimeError("the MCP plugin's worker is not running: its connections start with it")
-                start = self._starting[key] = _Start()
-                self._task_group.start_soon(self._keep, key, start)
-            await start.done.wait()
-            if start.error is not None:
-                raise start.error
+                connection = await self._task_group.start(self._keep, key)
+            connection.users += 1
+            return connection
 
     def live(self) -> list[Connection]:
         """The connections started and not stopped."""
@@ -136,45 +125,25 @@ class Connections:
         if self._live.get(key) is connection:
             del self._live[key]
 
-    async def _keep(self, key: tuple[str, str | None], start: _Start) -> None:
+    async def _keep(self, key: tuple[str, str | None], *, task_status: anyio.abc.TaskStatus[Connection]) -> None:
         server, owner = key
-        connection: Connection | None = None
+        client = self.factories[server]()
+        if not isinstance(client, Client):
+            raise TypeError(f"the factory of {server!r} must return an mcp_client.Client, got {type(client).__name__}")
+        connection = Connection(server, client, owner)
+        started = False
         try:
-            client = self.factories[server]()
-            if not isinstance(client, Client):
-                raise TypeError(
-                    f"the factory of {server!r} must return an mcp_client.Client, got {type(client).__name__}"
-                )
-            connection = Connection(server, client, owner)
             async with client:
                 self._live[key] = connection
-                self._started(key, start)
+                task_status.started(connection)
+                started = True
                 await connection.stop.wait()
-        except Exception as exc:
-            if not start.done.is_set():
-                self._started(key, start, exc)  # to the activities waiting for the start
-            else:  # a client that failed while in use ends here; the next use starts anew
-                logger.warning(
-                    "the connection to MCP server %r failed; it starts again on next use", server, exc_info=True
-                )
+        except Exception:
+            if not started:
+                raise  # to the activity that asked for the connection
+            # A client that failed while in use ends here, not in the worker's task group; the next use starts anew.
+            logger.warning("the connection to MCP server %r failed; it starts again on next use", server, exc_info=True)
         finally:
-            if not start.done.is_set():  # (cancelled: the worker is stopping)
-                self._started(key, start, ConnectError(f"the worker stopped while MCP server {server!r} started"))
-            if connection is not None:
-                if self._live.get(key) is connection:
-                    del self._live[key]
-                connection.closed.set()
-
-    def _started(self, key: tuple[str, str | None], start: _Start, error: BaseException | None = None) -> None:
-        start.error = error
-        if self._starting.get(key) is start:
-            del self._starting[key]
-        start.done.set()
-
-
-@dataclass
-class _Start:
-    """A connection's start under way, which the activities asking meanwhile wait for."""
-
-    done: anyio.Event = field(default_factory=anyio.Event)
-    error: BaseException | None = None
+            if self._live.get(key) is connection:
+                del self._live[key]
+            connection.closed.set()
