@@ -2,7 +2,9 @@
 
 ``drop(marker, times)`` makes the next ``times`` connections whose client bytes contain ``marker`` (a JSON-RPC
 method, say) be cut right after those bytes went to the server: the server got the request and works on it, the
-client loses the connection before any answer. ``cut_open()`` cuts every connection open at that moment (a
+client loses the connection before any answer (from the moment the marked bytes are seen, nothing more goes
+from the server to the client on that connection, so a fast server's answer can never slip through before the
+cut). ``cut_open()`` cuts every connection open at that moment (a
 network blip, a proxy's idle cut: a long-lived stream ends). Everything else is piped through untouched.
 """
 
@@ -52,11 +54,12 @@ class CuttingProxy:
 
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
         server = await anyio.connect_tcp("127.0.0.1", self.upstream_port)
+        cutting = anyio.Event()
         async with client, server, anyio.create_task_group() as task_group:
             self._open.add(task_group.cancel_scope)
             try:
-                task_group.start_soon(self._pipe, server, client, task_group.cancel_scope, False)
-                await self._pipe(client, server, task_group.cancel_scope, True)
+                task_group.start_soon(self._pipe, server, client, task_group.cancel_scope, cutting, False)
+                await self._pipe(client, server, task_group.cancel_scope, cutting, True)
             finally:
                 self._open.discard(task_group.cancel_scope)
 
@@ -65,14 +68,21 @@ class CuttingProxy:
         source: anyio.abc.SocketStream,
         target: anyio.abc.SocketStream,
         scope: anyio.CancelScope,
+        cutting: anyio.Event,
         from_client: bool,
     ) -> None:
         try:
             async for chunk in source:
-                await target.send(chunk)
-                if from_client and self._times and self._marker and self._marker in chunk:
+                if cutting.is_set():
+                    break
+                marked = from_client and self._times > 0 and bool(self._marker) and self._marker in chunk
+                if marked:
+                    # Set before the bytes reach the server, so no answer to them can be forwarded.
+                    cutting.set()
                     self._times -= 1
                     self.cuts += 1
+                await target.send(chunk)
+                if marked:
                     break
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass
