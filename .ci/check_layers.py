@@ -19,7 +19,7 @@ loaded by a literal name (``importlib.import_module("mcp_client.x")``, ``__impor
 use), as Python does. It also warns (without failing) when a ``_``-name (a ``_private`` module or a ``_private``
 name) is imported from outside the top-level folder it sits in; the top-level ``_`` modules (``_types``,
 ``_version``, ``_httpx``, ``_backends/``, ``_lazy``, ``_moved``, ``_redact``, ``_typed``, ``_visible``,
-``_log_guard``) are the package's shared core and free to import.
+``_log_guard``, ``_exit_stack``) are the package's shared core and free to import.
 Usage::
 
     python .ci/check_layers.py [--root DIR]   # DIR holds the mcp_client package; default: the repository
@@ -52,7 +52,8 @@ LAYERS: tuple[tuple[str, str], ...] = (
     (
         "core",
         "events.py > policy/ > _typed.py > errors.py > outcomes.py; "
-        "_types.py, _version.py, _httpx.py, _backends/, _lazy.py, _moved.py, _redact.py, _visible.py, _log_guard.py",
+        "_types.py, _version.py, _httpx.py, _backends/, _lazy.py, _moved.py, _redact.py, _visible.py, _log_guard.py, "
+        "_exit_stack.py",
     ),
 )
 """The layers, top to bottom. A row's entries: ``name/`` a folder (with its subfolders), ``name.py`` a top-level
@@ -61,7 +62,19 @@ module, ``__init__.py`` the package's own ``__init__``; ``a > b``: ``a`` may imp
 APART = frozenset({"wings"})
 """Rows whose entries never import each other (what a wing needs of another is handed in by the client)."""
 SHARED_CORE = frozenset(
-    {"_types", "_version", "_httpx", "_backends", "_lazy", "_moved", "_redact", "_typed", "_visible", "_log_guard"}
+    {
+        "_types",
+        "_version",
+        "_httpx",
+        "_backends",
+        "_lazy",
+        "_moved",
+        "_redact",
+        "_typed",
+        "_visible",
+        "_log_guard",
+        "_exit_stack",
+    }
 )
 """The top-level ``_`` modules every folder may import (the package's own, like httpx's ``_types``)."""
 

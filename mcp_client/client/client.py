@@ -22,6 +22,7 @@ import anyio.abc
 import mcp_types
 from pydantic import BaseModel
 
+from mcp_client._exit_stack import close_exit_stack
 from mcp_client._log_guard import package_logger
 from mcp_client._typed import typed_methods
 from mcp_client._types import JSONObject
@@ -346,7 +347,7 @@ class Client(ServerView, ServerFeatures, Listening, TaskMethods, ToolPath, Resum
                 await self._close_tasks("the client is closing", self._cancel_timeout)  # calls awaited elsewhere too
                 for call in background:
                     await call.wait()
-            await stack.aclose()
+            await close_exit_stack(stack)
         finally:
             self._closed = True  # from now on every use says the client is closed
 

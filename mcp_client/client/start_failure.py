@@ -3,7 +3,7 @@
 Start-up can fail in the handshake itself or in a task of the connection (at 2025-11-25 the connection makes
 requests of its own once ``initialize`` answered, and OAuth may refuse one of them). Either way the caller gets a
 :class:`~mcp_client.ConnectError` with the cause chained, or the error as it was when it is no client error
-(the caller's own cancellation, a bug). Imports only :mod:`mcp_client.errors`.
+(the caller's own cancellation, a bug). Imports only :mod:`mcp_client.errors` and the exit stack's closer.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import NoReturn
 
+from mcp_client._exit_stack import close_exit_stack
 from mcp_client.errors import ConnectError, MCPClientError
 
 __all__ = ["close_and_raise"]
@@ -25,7 +26,7 @@ async def close_and_raise(stack: AsyncExitStack, error: BaseException, descripti
     if isinstance(error, BaseExceptionGroup):  # (raised inside a task group: a supervised link's transport's)
         failure = _sole_client_error(error) or error
     try:
-        await stack.aclose()
+        await close_exit_stack(stack)
     except BaseExceptionGroup as group:
         sole = _sole_client_error(group)
         if sole is None:

@@ -36,6 +36,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
+from mcp_client._exit_stack import close_exit_stack
 from mcp_client._log_guard import package_logger
 from mcp_client._typed import typed_methods
 from mcp_client.calls.in_flight_limit import check_max_in_flight
@@ -196,7 +197,7 @@ class ClientGroup:
                 await server.started.wait()
         except BaseException:
             self._signal_stop()
-            await stack.aclose()
+            await close_exit_stack(stack)
             raise
         self._stack = stack
         return self
@@ -213,7 +214,7 @@ class ClientGroup:
         """Shut every server down, concurrently; returns when all are down (each shutdown is bounded)."""
         stack, self._stack = self._stack, None
         if stack is not None:
-            await stack.aclose()
+            await close_exit_stack(stack)
 
     def _signal_stop(self) -> None:
         self._lives.task_group, self._lives.closed = None, True  # no new life from here on

@@ -262,6 +262,8 @@ async def test_a_half_read_error_body_leaves_no_generator_to_the_collector(http_
             return _json(200, {"jsonrpc": "2.0", "id": message["id"], "result": _result(message)})
         return Reply(500, {"content-type": "text/plain", "content-length": str(2 * 1024 * 1024)}, filler(2 << 20))
 
+    gc.collect()  # (what earlier tests in this process left to the collector is theirs, not this test's)
+    await anyio.lowlevel.checkpoint()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         async with HostileHttp(route).serving() as base:
