@@ -29,6 +29,7 @@ failures and connections.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -193,7 +194,7 @@ class MCPActivities:
     ) -> ResultT:
         """A read: no checkpoint, since repeating it is harmless; a retryable failure is retried by Temporal."""
         attempt = Attempt(activity.info())
-        connection = await self._connect(server)
+        connection = await self._connect(server, request.maximum, attempt, method="read")
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout())
         try:
             left = attempt.left(request.maximum)
@@ -221,7 +222,12 @@ class MCPActivities:
         attempt = Attempt(activity.info())  # the last attempt's checkpoint, read before anything else
         beat = Heartbeat(activity.heartbeat, _heartbeat_timeout(), self._confirm)
         progress = _Progress()
-        connection = await self._connect(server, ran_before=attempt.checkpoint is not None)
+        last = attempt.checkpoint
+        # A task left behind is resumed, or cancelled once the maximum passed: its connection may take that long.
+        cleanup = _CANCEL_WAIT if last is not None and last.task is not None else 0.0
+        connection = await self._connect(
+            server, request.maximum, attempt, method="tools/call", ran_before=last is not None, cleanup=cleanup
+        )
         try:
             return await self._call_tool(connection, request, attempt, beat, progress)
         finally:
@@ -369,10 +375,36 @@ class MCPActivities:
                 beats.cancel_scope.cancel()
         return result
 
-    async def _connect(self, server: str, *, ran_before: bool = False) -> Connection:
+    async def _connect(
+        self,
+        server: str,
+        maximum: float | None,
+        attempt: Attempt,
+        *,
+        method: str,
+        ran_before: bool = False,
+        cleanup: float = 0.0,
+    ) -> Connection:
+        """The worker's connection to ``server`` (started now if there is none), within what is left of the call's
+        maximum: a start behind a slow server ends with the call's maximum, not the worker client's connect
+        budget. ``ran_before``: an earlier attempt may have sent the call; ``cleanup``: seconds past the maximum
+        the connection may still take, for the ``tasks/cancel`` of a task an earlier attempt left behind."""
         try:
-            return await self.connections.get(server, activity.info().workflow_id)
-        except ConnectError as exc:
+            left = attempt.left(maximum)
+            budget = math.inf if left is None else max(left, 0.0) + cleanup
+            if budget <= 0:
+                raise _maximum_passed(maximum, method=method, ran=ran_before)
+            with anyio.move_on_after(budget):
+                return await self.connections.get(server, activity.info().workflow_id)
+            passed = MaxTimeout(
+                "the call's maximum passed while the worker's connection to the server started"
+                + (", after an earlier attempt may have sent it" if ran_before else ""),
+                timeout=maximum,
+                method=method,
+            )
+            passed.may_have_run = ran_before
+            raise passed
+        except (ConnectError, MaxTimeout) as exc:
             raise activity_failure(exc, idempotent=False, ran_before=ran_before) from exc
 
     def _after_failure(self, connection: Connection, error: MCPClientError) -> None:
