@@ -20,6 +20,7 @@ so fake time starts anew per test.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,18 @@ ASYNCIO = "asyncio"
 TRIO = "trio"
 TRIO_FAKE_CLOCK = "trio-fake-clock"
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two test processes per core, at most eight. Most of the suite waits on real servers, real
+    processes and the Temporal dev server, not on the CPU, so one process per core left the machine half idle;
+    past eight the Temporal groups are the longest path and more processes only cost their start.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(8, 2 * cores)
 
 
 def pytest_configure(config: pytest.Config) -> None:

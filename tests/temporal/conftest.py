@@ -56,12 +56,19 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], name: str, withi
 TEMPORAL_DIR = Path(__file__).resolve().parent
 
 
+KILLING_FILES = frozenset({"test_kills.py", "test_compared.py"})
+"""The files that SIGKILL worker pools of their own: about half of this folder's time, so they run in a test
+process of their own beside the rest."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep every test of this folder in one test process (``--dist loadgroup``): one dev server and one pool of
-    workers serve them all, where each process of their own would start its own at a cost of seconds."""
+    """Keep the tests of this folder in two test processes (``--dist loadgroup``): the kill tests in one, the rest
+    in the other. A dev server and a pool of workers serve each process's tests, where each test process of their
+    own would start its own at a cost of seconds; two groups run side by side."""
     for item in items:
         if TEMPORAL_DIR in item.path.resolve().parents:
-            item.add_marker(pytest.mark.xdist_group("temporal"))
+            group = "temporal-kills" if item.path.name in KILLING_FILES else "temporal"
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
