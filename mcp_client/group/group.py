@@ -48,7 +48,7 @@ from mcp_client.errors import ConnectError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
 from mcp_client.group.lazy import running_client, started_client
 from mcp_client.group.life import ServerLives
-from mcp_client.group.server import GroupServer, ServerStatus
+from mcp_client.group.server import GroupServer, ServerStatus, pins_by_server
 from mcp_client.group.snapshot import SnapshotStore, config_key
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
@@ -100,7 +100,9 @@ class ClientGroup:
         **client_options: Passed to every :class:`~mcp_client.Client`. ``timeout`` and ``retry`` are the client
             default under every server's rules; ``retry_rules`` is not accepted (use the ``policy`` block).
             ``max_in_flight`` limits each server on its own; a server's ``ServerSpec.max_in_flight`` (its
-            ``policy.max_in_flight`` in ``mcp.json``) replaces it for that server.
+            ``policy.max_in_flight`` in ``mcp.json``) replaces it for that server. ``tool_pins`` is per server,
+            ``{server name: ToolPins}`` (pins are keyed by tool name, and two servers may each have a tool of the
+            same name); one ``ToolPins`` is taken only by a group of one server.
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class ClientGroup:
             raise TypeError("on_event is the group's own (server name, event); transport comes from servers")
         default_timeout = as_timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
         default_retry: RetryPolicy | None = client_options.pop("retry", DEFAULT_RETRY)
+        pins = pins_by_server(client_options.pop("tool_pins", None), list(servers))
         _check_start(start, "start")
         _check_idle_stop(idle_stop)
         self._servers: dict[str, GroupServer] = {}
@@ -134,7 +137,14 @@ class ClientGroup:
             lazy = mode == "lazy"
             key = config_key(spec.transport) if lazy else None
             self._servers[name] = GroupServer(
-                name, spec.transport, policies, limit, lazy, snapshot_key=key, tool_filter=spec.tool_filter
+                name,
+                spec.transport,
+                policies,
+                limit,
+                lazy,
+                snapshot_key=key,
+                tool_filter=spec.tool_filter,
+                tool_pins=pins.get(name),
             )
         self._on_event = on_event
         self._lives = ServerLives(

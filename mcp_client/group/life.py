@@ -79,7 +79,9 @@ class ServerLives:
             options = {**options, "max_in_flight": server.max_in_flight}
         if server.tool_filter is not ALL_TOOLS:  # the client applies it: group["name"] keeps it too
             options = {**options, "tool_filter": server.tool_filter}
-        if server.seen and options.get("tool_pins") is None:
+        if server.tool_pins is not None:  # the host's own, for this server alone
+            options = {**options, "tool_pins": server.tool_pins}
+        elif server.seen:
             pins = ToolPins()  # the snapshot is what was seen last: a tool that differs now is reported as a change
             pins.observe(server.seen)
             options = {**options, "tool_pins": pins}
