@@ -282,7 +282,7 @@ class Tracing:
                 call = self._open.get((scope, event.request_id))
                 if call is not None and call.events < self._max_progress_events:
                     call.events += 1
-                    call.span.add_event("mcp_client.progress_rejected", {"reason": event.reason})
+                    call.span.add_event("mcp_client.progress_rejected", {"reason": scrub(event.reason)})
             elif isinstance(event, TransportFailure) and event.request_id is not None:
                 call = self._open.get((scope, event.request_id))
                 if call is not None:
@@ -365,7 +365,7 @@ class Tracing:
         if event.progress.total is not None:
             attributes["total"] = event.progress.total
         if event.progress.message is not None:
-            attributes["message"] = event.progress.message
+            attributes["message"] = scrub(event.progress.message)  # (a server's text: it may echo a secret back)
         if call.events < self._max_progress_events:
             call.events += 1
             call.span.add_event("mcp_client.progress", attributes)

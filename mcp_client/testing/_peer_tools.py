@@ -228,7 +228,7 @@ async def slow(call: ToolCall) -> None:
         steps = math.floor(seconds / progress_every + 1e-9)
         for step in range(1, steps + 1):
             await anyio.sleep(progress_every)
-            await call.report_progress(step, total, f"step {step}")
+            await call.report_progress(step, total, f"{call.text('message', 'step')} {step}")
         remaining = seconds - steps * progress_every
     await anyio.sleep(max(remaining, 0.0))
     await call.respond_text("done")
@@ -568,6 +568,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "seconds": _number("Total time to take.", 1.0),
             "progress_every": _number("Seconds between progress notifications; null for none.", None),
             "total": _number("The `total` to put in progress notifications.", None),
+            "message": _string("The text of each progress message, before its step number.", "step"),
         },
         _hints("Slow"),
         slow,

@@ -278,6 +278,29 @@ async def test_a_failed_calls_span_holds_no_secret(tracing: Tracing, exporter: I
         assert "sk-live-0123456789" not in text
 
 
+@pytest.mark.fake_clock
+async def test_a_progress_message_enters_its_span_without_a_secret(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    """A progress message is the server's text, and a server may echo back what it was sent (a header value, a
+    URL with credentials): it entered the span's progress events whole, and spans leave the process."""
+    secret = "hdr-progress-secret-4242"
+    remember_secrets(headers={"X-Api-Key": secret})
+    message = f"fetching https://bob:pw-0x5ecret@api.example/v1?key=sk-live-0123456789 with {secret}"
+    async with client_for(ScriptedPeer(), tracing) as client:
+        await client.call_tool("slow", {"seconds": 2, "progress_every": 1, "message": message})
+    (span,) = calls(exporter)
+    shown = [
+        str((event.attributes or {}).get("message")) for event in span.events if event.name == "mcp_client.progress"
+    ]
+    assert len(shown) == 2
+    for text in shown:
+        assert "api.example" in text
+        assert secret not in text
+        assert "pw-0x5ecret" not in text
+        assert "sk-live-0123456789" not in text
+
+
 async def test_a_resource_uri_enters_its_span_redacted(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
     """A resource's URI may be a signed or credentialed URL (``https://bob:pw@host/r?X-Amz-Signature=…``): the
     span's ``mcp.resource.uri`` held it whole. It holds the one redacted name, as every URL a span shows."""
