@@ -146,6 +146,9 @@ class ClientGroup:
         )
         self._stack: AsyncExitStack | None = None
         self._entered = False
+        self._entering: anyio.Event | None = None  # set while __aenter__ starts: an aclose() meanwhile waits for it
+        self._close_requested = False
+        self._owner_task: int | None = None  # the task that entered the group: the one that can close it
 
     @classmethod
     def from_config(
@@ -178,6 +181,7 @@ class ClientGroup:
         if self._entered:
             raise RuntimeError("a ClientGroup can be entered only once")
         self._entered = True
+        entering = self._entering = anyio.Event()
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -195,11 +199,19 @@ class ClientGroup:
                 self._lives.launch(server)
             for server in eager:
                 await server.started.wait()
+            if self._close_requested:  # aclose() came from another task as the servers started: undone below
+                raise ConnectError("the group was closed while its servers started")
         except BaseException:
             self._signal_stop()
-            await close_exit_stack(stack)
+            try:
+                await close_exit_stack(stack)
+            finally:
+                self._entering = None
+                entering.set()
             raise
-        self._stack = stack
+        self._stack, self._owner_task = stack, anyio.get_current_task().id
+        self._entering = None
+        entering.set()
         return self
 
     async def __aexit__(
@@ -211,7 +223,21 @@ class ClientGroup:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Shut every server down, concurrently; returns when all are down (each shutdown is bounded)."""
+        """Shut every server down, concurrently; returns when all are down (each shutdown is bounded).
+
+        From a task other than the one that entered the group: while the group starts, the start is given up (the
+        entering task gets a :class:`~mcp_client.ConnectError`) and undone before this returns; once it runs, a
+        ``RuntimeError`` (its task group is the entering task's: end that task's work instead)."""
+        entering = self._entering
+        if entering is not None:  # __aenter__ runs in another task: it unwinds what it opened; end its starts
+            self._close_requested = True
+            self._signal_stop()
+            await entering.wait()
+        if self._stack is not None and anyio.get_current_task().id != self._owner_task:
+            raise RuntimeError(
+                "a ClientGroup is closed by the task that entered it (its task group is that task's); from another "
+                "task, end the work of that task instead (cancel its scope)"
+            )
         stack, self._stack = self._stack, None
         if stack is not None:
             await close_exit_stack(stack)
