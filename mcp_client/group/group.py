@@ -46,9 +46,10 @@ from mcp_client.client.client import Client
 from mcp_client.config.load import ServerSpec, load_config
 from mcp_client.errors import ConnectError, TransportError
 from mcp_client.events import Event, ServerNotification, TransportFailure
+from mcp_client.group.arguments import check_idle_stop, check_name, check_start, pins_by_server
 from mcp_client.group.lazy import running_client, started_client
 from mcp_client.group.life import ServerLives
-from mcp_client.group.server import GroupServer, ServerStatus, pins_by_server
+from mcp_client.group.server import GroupServer, ServerStatus
 from mcp_client.group.snapshot import SnapshotStore, config_key
 from mcp_client.policy.defaults import USE_CLIENT_DEFAULT, TimeoutArg
 from mcp_client.policy.registry import PartialTimeout, PolicyRegistry, RetryArg
@@ -123,17 +124,17 @@ class ClientGroup:
         default_timeout = as_timeout_policy(client_options.pop("timeout", DEFAULT_TIMEOUT))
         default_retry: RetryPolicy | None = client_options.pop("retry", DEFAULT_RETRY)
         pins = pins_by_server(client_options.pop("tool_pins", None), list(servers))
-        _check_start(start, "start")
-        _check_idle_stop(idle_stop)
+        check_start(start, "start")
+        check_idle_stop(idle_stop)
         self._servers: dict[str, GroupServer] = {}
         for name, spec in servers.items():
-            _check_name(name)
+            check_name(name)
             if isinstance(spec, Transport):
                 spec = ServerSpec(spec)
             policies = spec.policies.with_defaults(default_timeout, default_retry)
             limit = check_max_in_flight(spec.max_in_flight, where=f"the max_in_flight of server {name!r}")
             mode = spec.start or start
-            _check_start(mode, f"the start of server {name!r}")
+            check_start(mode, f"the start of server {name!r}")
             lazy = mode == "lazy"
             key = config_key(spec.transport) if lazy else None
             self._servers[name] = GroupServer(
@@ -156,6 +157,9 @@ class ClientGroup:
         )
         self._stack: AsyncExitStack | None = None
         self._entered = False
+        self._entering: anyio.Event | None = None  # set while __aenter__ starts: an aclose() meanwhile waits for it
+        self._close_requested = False
+        self._owner_task: int | None = None  # the task that entered the group: the one that can close it
 
     @classmethod
     def from_config(
@@ -188,6 +192,7 @@ class ClientGroup:
         if self._entered:
             raise RuntimeError("a ClientGroup can be entered only once")
         self._entered = True
+        entering = self._entering = anyio.Event()
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -205,11 +210,19 @@ class ClientGroup:
                 self._lives.launch(server)
             for server in eager:
                 await server.started.wait()
+            if self._close_requested:  # aclose() came from another task as the servers started: undone below
+                raise ConnectError("the group was closed while its servers started")
         except BaseException:
             self._signal_stop()
-            await close_exit_stack(stack)
+            try:
+                await close_exit_stack(stack)
+            finally:
+                self._entering = None
+                entering.set()
             raise
-        self._stack = stack
+        self._stack, self._owner_task = stack, anyio.get_current_task().id
+        self._entering = None
+        entering.set()
         return self
 
     async def __aexit__(
@@ -221,7 +234,21 @@ class ClientGroup:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Shut every server down, concurrently; returns when all are down (each shutdown is bounded)."""
+        """Shut every server down, concurrently; returns when all are down (each shutdown is bounded).
+
+        From a task other than the one that entered the group: while the group starts, the start is given up (the
+        entering task gets a :class:`~mcp_client.ConnectError`) and undone before this returns; once it runs, a
+        ``RuntimeError`` (its task group is the entering task's: end that task's work instead)."""
+        entering = self._entering
+        if entering is not None:  # __aenter__ runs in another task: it unwinds what it opened; end its starts
+            self._close_requested = True
+            self._signal_stop()
+            await entering.wait()
+        if self._stack is not None and anyio.get_current_task().id != self._owner_task:
+            raise RuntimeError(
+                "a ClientGroup is closed by the task that entered it (its task group is that task's); from another "
+                "task, end the work of that task instead (cancel its scope)"
+            )
         stack, self._stack = self._stack, None
         if stack is not None:
             await close_exit_stack(stack)
@@ -463,22 +490,3 @@ typed_methods(ClientGroup)  # every public coroutine method: failures typed, nev
 
 _LEAST = 1e-6
 """The least maximum a call keeps after its server's start (a positive number: the policy takes no zero)."""
-
-
-def _check_start(mode: object, where: str) -> None:
-    if mode not in ("eager", "lazy"):
-        raise ValueError(f"{where} must be 'eager' or 'lazy', got {mode!r}")
-
-
-def _check_idle_stop(idle_stop: object) -> None:
-    if idle_stop is None:
-        return
-    if isinstance(idle_stop, bool) or not isinstance(idle_stop, int | float) or not idle_stop > 0:
-        raise ValueError(f"idle_stop must be a positive number of seconds or None, got {idle_stop!r}")
-
-
-def _check_name(name: object) -> None:
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a server name must be a non-empty string, got {name!r}")
-    if "/" in name:
-        raise ValueError(f"a server name must not contain '/' (tools are addressed as 'server/tool'): {name!r}")

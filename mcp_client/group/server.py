@@ -13,7 +13,6 @@ A server of a group is started eagerly (when the group is entered) or lazily (by
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -132,32 +131,3 @@ class GroupServer:
 
 
 _NO_HINTS = mcp_types.ToolAnnotations()
-
-
-def pins_by_server(given: object, names: Sequence[str]) -> dict[str, ToolPins]:
-    """The ``tool_pins`` a group was given, by server name: a mapping of server names to :class:`ToolPins`, or one
-    ``ToolPins`` for a group of one server. Pins are keyed by tool name, so one set shared by servers that each
-    have a tool of the same name would report each server's tool as a change of the other's.
-
-    Raises:
-        TypeError: One ``ToolPins`` for several servers, or a value that is not a ``ToolPins``.
-        ValueError: A name that is not a server of the group.
-    """
-    if given is None:
-        return {}
-    if isinstance(given, ToolPins):
-        if len(names) != 1:
-            raise TypeError(
-                "a group's tool_pins are per server: give {server name: ToolPins}, since two servers may each have "
-                "a tool of the same name"
-            )
-        return {names[0]: given}
-    if not isinstance(given, Mapping):
-        raise TypeError(f"tool_pins must be a mapping of server names to ToolPins, not {type(given).__name__}")
-    unknown = [name for name in given if name not in names]
-    if unknown:
-        raise ValueError(f"tool_pins names servers the group does not have: {', '.join(map(repr, unknown))}")
-    wrong = [name for name, pins in given.items() if not isinstance(pins, ToolPins)]
-    if wrong:
-        raise TypeError(f"tool_pins of {', '.join(map(repr, wrong))} must be ToolPins")
-    return dict(given)
