@@ -5,12 +5,14 @@ whose first event is ``endpoint`` (``/messages?session_id=N``, or whatever ``end
 peer writes becomes one ``message`` event. ``POST /messages?session_id=N`` hands the body to that session and
 answers 202 (404 for a session that is gone). A POST to ``/sse`` is refused with ``405``, as the official SDK's
 server does, so ``http()``'s fallback can be tested on the same peer. :meth:`SsePeer.drop` ends a session's
-stream, as a server restart or a proxy's idle cut would. Everything runs on the test's clock (trio's
+stream, as a server restart or a proxy's idle cut would; :attr:`SsePeer.refuse_calls` refuses the POST of a call
+before it is read. Everything runs on the test's clock (trio's
 ``MockClock`` included): no socket, no thread.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -74,6 +76,10 @@ class SsePeer:
         self.first_event = first_event
         """Sent instead of the endpoint event when set (a stream that is not HTTP+SSE)."""
         self.requests: list[httpx2.Request] = []
+        self.refuse_calls = 0
+        """How many of the next POSTs of a ``tools/call`` fail as a refused connection (``httpx2.ConnectError``) before
+        the server reads them: a call that never reached the server."""
+        self.refused_calls = 0
         self._sessions: dict[str, _Session] = {}
         self._opened = 0
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -115,6 +121,10 @@ class SsePeer:
         if request.method == "GET" and path == "/sse":
             return await self._open()
         if request.method == "POST" and path == "/messages":
+            if self.refuse_calls and _is_tool_call(request.content):
+                self.refuse_calls -= 1
+                self.refused_calls += 1
+                raise httpx2.ConnectError("[Errno 111] Connection refused (scripted)", request=request)
             return await self._message(request)
         if path == "/sse":
             return httpx2.Response(405, headers={"allow": "GET"}, text="Method Not Allowed")
@@ -150,6 +160,14 @@ class SsePeer:
         # The POST is accepted at once; the peer handles it beside (its answer comes on the stream).
         self._task_group.start_soon(session.peer_session.handle_message, request.content)
         return httpx2.Response(202, text="Accepted")
+
+
+def _is_tool_call(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "tools/call"
 
 
 async def _stream(receive: MemoryObjectReceiveStream[bytes]) -> AsyncIterator[bytes]:

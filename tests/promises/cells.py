@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import os
+import signal
 import sys
+import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
+import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -42,6 +49,7 @@ from mcp_client.otel import Tracing
 from mcp_client.testing.http_peer import HttpPeer
 from mcp_client.testing.peer import ScriptedPeer, arrival_key, read_arrivals
 from tests.integration.sse_peer import SsePeer
+from tests.promises.gate import gate
 
 USERINFO_SECRET = "uiSECRETpw"
 QUERY_SECRET = "qsSECRETkey"
@@ -85,10 +93,12 @@ class Fault:
     slow_method: str | None = None
     """A method the peer answers only after :data:`SLOW` seconds, from the moment the entry is open."""
     ends_sessions: bool = False
+    """Once the entry is open, the HTTP peer forgets its sessions (the next request gets 404: a renewal)."""
     refused: bool = False
     """The server refuses the request before processing it, as the protocol defines the answer (a ``-32020``
     header mismatch is a validation failure, HTTP 400): "did not run" is the truth though the request arrived."""
-    """Once the entry is open, the HTTP peer forgets its sessions (the next request gets 404: a renewal)."""
+    drops_before_write: bool = False
+    """Once the entry is open, the way to the server goes before the call is written (:meth:`World.stage`)."""
 
 
 _FAKE = TimeoutPolicy(idle=5, maximum=10, connect=30)
@@ -124,6 +134,7 @@ FAULT_SPECS: dict[str, Fault] = {
     "hostile_text": Fault("fail", {"code": -32603, "message": HOSTILE_MESSAGE}, None, _FAKE, _REAL),
     "oversized": Fault("huge", {"size": OVERSIZED}, {"seconds": 0.1, "text": "x" * OVERSIZED}, _FAKE, _REAL),
     "drop_after_write": Fault("drop_mid_stream", {}, None, _FAKE, _REAL),
+    "drop_before_write": Fault("increment", {"by": 1}, {"seconds": 0.1}, _FAKE, _REAL, drops_before_write=True),
     "slow_renewal": Fault(
         "silent", {}, {"seconds": 0.1}, _STEP, _REAL_STEP, era="legacy", slow_method="initialize", ends_sessions=True
     ),
@@ -162,9 +173,16 @@ class World:
     peer: ScriptedPeer | None = None
     """The scripted peer, where it runs in this process (None: in a process of its own)."""
     http_peer: HttpPeer | None = None
+    sever: Callable[[], Awaitable[None]] | None = None
+    """Takes the way to the server away, and returns once it is gone (a drop before the write): the in-memory
+    peer stops serving (its streams closed), the stdio peer's process is killed, the HTTP port refuses every
+    connection, the HTTP+SSE peer refuses the POST of the next call."""
 
-    def prepare(self, fault: Fault) -> None:
+    async def stage(self, fault: Fault) -> None:
         """Set the fault's stage once the entry is open (its own listing and session are not the fault's)."""
+        if fault.drops_before_write:
+            assert self.sever is not None, f"{self.name}: no way to drop before the write"
+            await self.sever()
         if fault.slow_method is not None:
             assert self.peer is not None, f"{self.name}: the peer's script is fixed"
             self.peer.method_delays[fault.slow_method] = SLOW
@@ -175,8 +193,10 @@ class World:
 
 @asynccontextmanager
 async def world(
-    name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False, era: str = "auto"
+    name: str, tmp_path: Path, *, fake_clock: bool, restart: bool = False, era: str = "auto", gated: bool = False
 ) -> AsyncIterator[World]:
+    """The world of transport ``name``; ``gated``: an HTTP peer's port is behind a :class:`~tests.promises.gate.Gate`
+    (its :attr:`World.sever` shuts it)."""
     size = MAX_MESSAGE_SIZE
 
     def _peer() -> ScriptedPeer:
@@ -184,12 +204,14 @@ async def world(
 
     if name == "memory":
         peer = _peer()
+        serving = _Severable(peer)
         yield World(
             name,
-            lambda: memory(peer.serve, max_message_size=size),
+            lambda: memory(serving.serve, max_message_size=size),
             lambda: peer.stats.arrivals,
             fake_clock,
             peer=peer,
+            sever=serving.sever,
         )
     elif name == "stdio":
         arrivals = tmp_path / "arrivals.jsonl"
@@ -203,11 +225,12 @@ async def world(
             lambda: read_arrivals(arrivals),
             fake_clock,
             [*cli_env, "--", sys.executable, *argv],
+            sever=lambda: _kill_children(str(arrivals)),
         )
     elif name in ("http-core", "http-client"):
         peer = _peer()
         served = HttpPeer(peer, path=f"/mcp/{PATH_SECRET}")
-        async with served.serving() as url:
+        async with served.serving() as url, _gated(url, gated) as (url, shut):
             if name == "http-client":  # userinfo takes httpx2's client: the core engine is the one without it
                 url = url.replace("http://", f"http://matrix:{USERINFO_SECRET}@")
             url = f"{url}?api_key={QUERY_SECRET}"
@@ -220,6 +243,7 @@ async def world(
                 ["--url", url, "-H", f"Authorization: Bearer {HEADER_SECRET}"],
                 peer=peer,
                 http_peer=served,
+                sever=shut,
             )
     elif name == "sse":
         peer = _peer()
@@ -227,15 +251,87 @@ async def world(
         async with served_sse.serving() as client:
             url = f"http://sse.test/sse?api_key={QUERY_SECRET}"
             headers = {"Authorization": f"Bearer {HEADER_SECRET}"}
+
+            async def refuse_the_call() -> None:
+                served_sse.refuse_calls = 1
+
             yield World(
                 name,
                 lambda: sse_transport(url, headers=headers, client=client, max_message_size=size),
                 lambda: peer.stats.arrivals,
                 fake_clock,
                 peer=peer,
+                sever=refuse_the_call,
             )
     else:
         raise ValueError(f"no world {name!r}")
+
+
+class _Severable:
+    """The in-memory peer's serving, which :meth:`sever` ends: each connection's streams closed, as a process that
+    exits closes its pipes. (A connection may be served in another thread's event loop: the blocking facade's.)"""
+
+    def __init__(self, peer: ScriptedPeer) -> None:
+        self._peer = peer
+        self._serving: list[tuple[object, anyio.CancelScope, anyio.Event, threading.Event]] = []
+
+    async def serve(self, receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        scope, ended, ended_anywhere = anyio.CancelScope(), anyio.Event(), threading.Event()
+        self._serving.append((anyio.lowlevel.current_token(), scope, ended, ended_anywhere))
+        try:
+            with scope:
+                await self._peer.serve(receive, send)
+        finally:
+            ended.set()
+            ended_anywhere.set()
+
+    async def sever(self) -> None:
+        serving = list(self._serving)  # (not a connection opened later)
+        assert serving, "the peer serves no connection"
+        here = anyio.lowlevel.current_token()
+        for token, scope, ended, ended_anywhere in serving:
+            if token == here:
+                scope.cancel()
+                await ended.wait()
+            else:
+                await anyio.to_thread.run_sync(functools.partial(_cancel_in, token, scope))
+                assert await anyio.to_thread.run_sync(ended_anywhere.wait, 30), "the peer still serves"
+
+
+def _cancel_in(token: object, scope: anyio.CancelScope) -> None:
+    """Cancel ``scope`` in the event loop of ``token`` (from a worker thread)."""
+    anyio.from_thread.run_sync(scope.cancel, token=token)  # type: ignore[arg-type]
+
+
+async def _kill_children(marker: str) -> None:
+    """Kill this process's children whose command line holds ``marker``, and wait until each is reaped (its pipes
+    closed with it, its exit seen by its client)."""
+    pids = [pid for pid in child_processes() if marker in _command_line(pid)]
+    assert pids, f"no process of {marker!r} to kill"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    with anyio.fail_after(30):  # until reaped: the client has seen its server's exit (not only its pipes' end)
+        while any(Path(f"/proc/{pid}").exists() for pid in pids):
+            await anyio.sleep(0.01)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@asynccontextmanager
+async def _gated(url: str, gated: bool) -> AsyncIterator[tuple[str, Callable[[], Awaitable[None]] | None]]:
+    """``url``, behind a gate when ``gated`` (the URL of the gate's port, and how to shut it)."""
+    if not gated:
+        yield url, None
+        return
+    upstream = urlsplit(url).port
+    assert upstream is not None
+    async with gate(upstream) as the_gate:
+        yield url.replace(f":{upstream}/", f":{the_gate.port}/", 1), the_gate.shut
 
 
 def _http_arrivals(served: HttpPeer) -> Counter[str]:
@@ -634,7 +730,9 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
     seen = Seen()
     key = f"tools/call {tool}"
     restart = entry == "supervisor"
-    async with world(transport, tmp_path, fake_clock=fake_clock, restart=restart, era=fault.era) as the_world:
+    async with world(
+        transport, tmp_path, fake_clock=fake_clock, restart=restart, era=fault.era, gated=fault.drops_before_write
+    ) as the_world:
         picks_up = entry in ("task_result", "resume")
 
         async def once_arrived() -> None:
@@ -652,7 +750,7 @@ async def run_cell(entry: str, transport: str, fault_name: str, tmp_path: Path, 
 
         # (the outer task group is entered before the client: a call may outlive the client's close)
         async with anyio.create_task_group() as outer, entry_point(entry, the_world, seen, policy) as call:
-            the_world.prepare(fault)
+            await the_world.stage(fault)
             started = anyio.current_time()
             if fault.close_on_arrival:
                 assert seen.close is not None

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from mcp_client import MCPClientError, RequestCancelled
-from mcp_client.cli.outcome import EXIT_CODES
+from mcp_client import ConnectError, MCPClientError, RequestCancelled, TransportError
+from mcp_client.cli.outcome import EXIT_CODES, EXIT_OK
 from mcp_client.outcomes import Ran, may_have_run
 from tests.conftest import ASYNCIO, TRIO_FAKE_CLOCK
 from tests.promises import cells as run
@@ -80,7 +80,11 @@ async def test_cell(
 
     # Typed: an MCPClientError, or the caller's own cancellation.
     spec = run.FAULT_SPECS[fault]
-    if entry == "cli":
+    if spec.drops_before_write:
+        _check_never_sent_or_sent_once(entry, seen)
+    if spec.drops_before_write and _succeeded(entry, seen):
+        pass  # (a re-send the retry policy allows: checked above)
+    elif entry == "cli":
         assert seen.exit_code in {code for _, code in EXIT_CODES} | {1}, seen.texts
         assert not any("Traceback" in text for text in seen.texts), seen.texts
     elif entry == "temporal":  # the failure Temporal records: typed by its type's name
@@ -112,6 +116,33 @@ async def test_cell(
     for text in texts:
         assert not any(secret in text for secret in run.SECRETS), text
         assert not _CONTROL.search(text), repr(text)
+
+
+def _succeeded(entry: str, seen: run.Seen) -> bool:
+    if entry == "cli":
+        return seen.exit_code == EXIT_OK
+    return seen.error is None and not seen.cancelled_by_caller
+
+
+def _check_never_sent_or_sent_once(entry: str, seen: run.Seen) -> None:
+    """A drop before the write: the call fails as never sent ("no", and no execution on the server), or a re-send
+    the retry policy allowed (a request that surely never left, with a fresh id) ran it exactly once."""
+    if _succeeded(entry, seen):
+        assert seen.arrived == 1, f"the call succeeded, and ran {seen.arrived}x"
+        return
+    assert seen.arrived == 0, f"dropped before the write, yet it ran {seen.arrived}x: {seen.error!r}"
+    if entry == "cli":
+        assert seen.exit_code in (EXIT_CONNECT, EXIT_TRANSPORT), (seen.exit_code, seen.texts)
+    elif entry == "temporal":
+        assert isinstance(seen.error, ApplicationError), f"untyped: {seen.error!r}"
+        (detail,) = seen.error.details
+        assert detail["may_have_run"] == "no", seen.error.message
+    else:
+        assert isinstance(seen.error, MCPClientError), f"untyped: {seen.error!r}"
+        assert may_have_run(seen.error) is Ran.NO, seen.error.for_model
+
+
+EXIT_CONNECT, EXIT_TRANSPORT = dict(EXIT_CODES)[ConnectError], dict(EXIT_CODES)[TransportError]
 
 
 def _error_texts(error: BaseException | None) -> list[str]:
