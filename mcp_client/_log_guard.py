@@ -8,6 +8,10 @@ to that very logger (not its children's). The guard makes a record's message, it
 stack visible (:func:`mcp_client._visible.visible`: a server's text never reaches a terminal raw, whatever the
 call site formats into it) and scrubbed (:func:`mcp_client._redact.scrub`: URLs redacted, credentials and the
 configured secret values hidden). A record that needs neither keeps its template and arguments.
+
+The HTTP libraries' own loggers (:data:`HTTP_LIBRARY_LOGGERS`) get the same guard once a transport connects
+(:func:`guard_http_library_logs`): httpx2 and httpx log each request's whole URL at INFO, which names an HTTP+SSE
+session's id (a capability) and any ``?api_key=`` of the configured URL. Only those records' text changes.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ import logging
 from mcp_client._redact import scrub
 from mcp_client._visible import visible
 
-__all__ = ["LogRecordGuard", "package_logger"]
+__all__ = ["HTTP_LIBRARY_LOGGERS", "LogRecordGuard", "guard_http_library_logs", "package_logger"]
+
+HTTP_LIBRARY_LOGGERS = ("httpx2", "httpx")
+"""The loggers that name a request's URL, of the HTTP clients a transport sends through (httpx 0.28's, for a
+caller's own client); httpcore's name a host and a port only."""
 
 
 class LogRecordGuard(logging.Filter):
@@ -50,3 +58,12 @@ def package_logger(name: str) -> logging.Logger:
     if _GUARD not in logger.filters:
         logger.addFilter(_GUARD)
     return logger
+
+
+def guard_http_library_logs() -> None:
+    """Put :class:`LogRecordGuard` on the HTTP libraries' own loggers (once; a host's own records there are scrubbed
+    too, which hides only secrets and URL parts)."""
+    for name in HTTP_LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _GUARD not in logger.filters:
+            logger.addFilter(_GUARD)

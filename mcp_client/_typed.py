@@ -21,6 +21,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
+from mcp_client._log_guard import guard_http_library_logs
 from mcp_client.errors import ConnectError, MCPClientError
 
 __all__ = ["building_http_client", "sole_error", "typed", "typed_coroutine", "typed_inside", "typed_methods"]
@@ -115,9 +116,11 @@ def typed_methods(cls: C) -> C:
 
 @contextmanager
 def building_http_client(endpoint: str) -> Iterator[None]:
-    """Where a transport makes its HTTP client: an environment the library cannot build one in becomes a
-    :class:`~mcp_client.errors.ConnectError` naming ``endpoint`` (a redacted name; the proxy's URL, which may hold
-    credentials, is never quoted)."""
+    """Where a transport makes its HTTP client (or takes the caller's): an environment the library cannot build one
+    in becomes a :class:`~mcp_client.errors.ConnectError` naming ``endpoint`` (a redacted name; the proxy's URL,
+    which may hold credentials, is never quoted); and the HTTP libraries' own loggers get the package's log guard
+    (:func:`~mcp_client._log_guard.guard_http_library_logs`), since they log each request's whole URL."""
+    guard_http_library_logs()
     try:
         yield
     except ImportError as exc:  # a proxy scheme whose optional package is missing (SOCKS without socksio)

@@ -105,6 +105,32 @@ async def test_an_sse_endpoint_on_another_origin_shows_no_secret(caplog: pytest.
     _assert_no_secret(*_shown(caught.value), caught.value.for_model, _ours(caplog))
 
 
+def _http_library_records(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        logging.Formatter().format(record)
+        for record in caplog.records
+        if record.name.split(".")[0] in ("httpx2", "httpcore2")
+    ]
+
+
+async def test_the_http_librarys_own_request_lines_name_no_secret_of_an_sse_session(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """httpx2 logs each request's whole URL at INFO ("HTTP Request: POST http://…"): over HTTP+SSE that named the
+    configured URL's ``?api_key=`` and the session's id (a capability) on every POST, in a host that logs at INFO."""
+    caplog.set_level(logging.DEBUG)
+    peer = SsePeer(ScriptedPeer(era="legacy"))  # (its endpoint: /messages?session_id=<the session's id>)
+    url = f"http://sse.test/sse?api_key={KEY}"
+    async with (
+        peer.serving() as client_http,
+        Client(sse(url, client=client_http), timeout=POLICY, retry=None) as client,
+    ):
+        await client.call_tool("echo", {"text": "hi"})
+    lines = _http_library_records(caplog)
+    assert any("HTTP Request: POST" in line and "sse.test/messages" in line for line in lines)
+    _assert_no_secret(*lines)
+
+
 def _refuse(request: httpx2.Request) -> httpx2.Response:
     raise httpx2.ConnectError(f"connection to {request.url} refused", request=request)
 
