@@ -11,7 +11,8 @@ configured secret values hidden). A record that needs neither keeps its template
 
 The HTTP libraries' own loggers (:data:`HTTP_LIBRARY_LOGGERS`) get the same guard once a transport connects
 (:func:`guard_http_library_logs`): httpx2 and httpx log each request's whole URL at INFO, which names an HTTP+SSE
-session's id (a capability) and any ``?api_key=`` of the configured URL. Only those records' text changes.
+session's id (a capability) and any ``?api_key=`` of the configured URL, and httpcore2 traces each answer's headers
+at DEBUG, which name a session id and a cookie. Only those records' text changes.
 """
 
 from __future__ import annotations
@@ -23,9 +24,19 @@ from mcp_client._visible import visible
 
 __all__ = ["HTTP_LIBRARY_LOGGERS", "LogRecordGuard", "guard_http_library_logs", "package_logger"]
 
-HTTP_LIBRARY_LOGGERS = ("httpx2", "httpx")
-"""The loggers that name a request's URL, of the HTTP clients a transport sends through (httpx 0.28's, for a
-caller's own client); httpcore's name a host and a port only."""
+HTTP_LIBRARY_LOGGERS = (
+    "httpx2",
+    "httpx",
+    *(
+        f"{core}.{part}"
+        for core in ("httpcore2", "httpcore")
+        for part in ("connection", "http11", "http2", "proxy", "socks")
+    ),
+)
+"""The loggers of the HTTP libraries a transport sends through (httpx 0.28's and httpcore's, for a caller's own
+client): httpx2 and httpx name each request's URL at INFO; httpcore2's and httpcore's trace each answer's headers
+at DEBUG (a session id, a cookie the server sets). Each is named: a filter on a logger does not see its children's
+records."""
 
 
 class LogRecordGuard(logging.Filter):

@@ -22,9 +22,10 @@ Plain words, versions and dates (``mcp``, ``v1``, ``2025-11-25``, ``streamable-h
 As a last line of defence, :func:`remember_secrets` keeps the values a host configured (header values, the URL's
 userinfo and query values, secret-looking path segments, command arguments and the values of secret-named flags
 and environment variables; values of 8 characters or more; at most :data:`REMEMBERED` of them, the oldest forgotten
-first) and :func:`scrub` replaces them, every URL in the text (by :func:`redacted_url`) and
-``Bearer``/``Basic``/``DPoP`` credentials with ``***``. The package's loggers scrub every record with it
-(:mod:`mcp_client._log_guard`), and so do the OpenTelemetry spans, every error's message and ``for_model`` (those
+first) and :func:`scrub` replaces them, every URL in the text (by :func:`redacted_url`),
+``Bearer``/``Basic``/``DPoP`` credentials, and the value of a header written the way the HTTP libraries' debug
+traces write one (``(b'Set-Cookie', b'...')``) whose name says secret, with ``***``. The package's loggers scrub
+every record with it (:mod:`mcp_client._log_guard`), and so do the OpenTelemetry spans, every error's message and ``for_model`` (those
 two leave other URLs whole). Pure functions of strings and that one bounded
 memory; nothing of the package.
 """
@@ -192,6 +193,9 @@ _CREDENTIAL = re.compile(r"\b(Bearer|Basic|DPoP) +([A-Za-z0-9._~+/=-]{8,})")
 more; :func:`_credential` hides it when it looks like one (prose such as "a Bearer token" stays)."""
 _TOKENISH = re.compile(r"[0-9_~+/=]|.[A-Z]")
 """A digit, a base64 symbol, or a capital after the first letter: what a token has and a word of prose has not."""
+_HEADER_PAIR = re.compile(r"""\((b?)(['"])([A-Za-z0-9_.-]+)\2, (b?)(['"])(.*?)\5\)""")
+"""A header as the HTTP libraries' debug traces write it, ``(b'Mcp-Session-Id', b'...')``: its value is hidden when
+its name says secret (a session id, a cookie, an authorization or a key the server sets or the client sends)."""
 
 
 def _credential(match: re.Match[str]) -> str:
@@ -200,15 +204,25 @@ def _credential(match: re.Match[str]) -> str:
 
 def scrub(text: str, *, urls: bool = True) -> str:
     """``text`` with every value :func:`remember_secrets` kept and ``Bearer``/``Basic``/``DPoP`` credentials
-    replaced by ``***``, and (``urls``) every URL redacted. Errors scrub without ``urls``: a server's message may
+    replaced by ``***`` (and so the value of a secret-named header written ``(b'Name', b'value')``), and (``urls``)
+    every URL redacted. Errors scrub without ``urls``: a server's message may
     name a URL of its own that its reader needs whole; logs and spans scrub with it."""
     if urls and "://" in text:
         text = _URL.sub(lambda match: _redacted_in_text(match.group()), text)
     text = _CREDENTIAL.sub(_credential, text)
+    if "', b'" in text or "', '" in text:
+        text = _HEADER_PAIR.sub(_header_pair, text)
     for value in _longest_first:
         if value in text:
             text = text.replace(value, HIDDEN)
     return text
+
+
+def _header_pair(match: re.Match[str]) -> str:
+    prefix, quote, name, value_prefix, value_quote, _ = match.groups()
+    if not _SECRET_NAME.search(name):
+        return match.group()
+    return f"({prefix}{quote}{name}{quote}, {value_prefix}{value_quote}{HIDDEN}{value_quote})"
 
 
 def _redacted_in_text(url: str) -> str:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -27,6 +28,7 @@ from mcp_client.transports.http._transport import engine_kind
 from mcp_client.transports.sse import sse
 from mcp_client.transports.stdio._transport import stdio
 from tests.integration.sse_peer import SsePeer
+from tests.integration.test_http_engines import Endpoint, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -34,6 +36,8 @@ KEY = "sk-live-0123456789abcdef"
 PATH_KEY = "sk-path-9a8b7c6d5e4f3a2b"
 HEADER = "hdr-secret-value-77"
 PASSWORD = "pw-0x5ecret"
+SESSION = "7f3e9a1c-session-of-the-server"
+COOKIE = "c00kie-of-the-server-42"
 POLICY = TimeoutPolicy(idle=5, maximum=10, connect=5)
 SECRETS = (KEY, PATH_KEY, HEADER, PASSWORD, "session_id=")
 HOSTILE_SERVER = Path(__file__).with_name("hostile_text_server.py")
@@ -324,3 +328,29 @@ anyio.run(main)
     assert b"InvalidParams" in done.stderr, done.stderr
     assert b"\\x1b]0;pwned" in done.stderr  # made visible, not dropped
     assert b"\x1b" not in done.stderr + done.stdout
+
+
+class _SessionEndpoint(Endpoint):
+    """An endpoint whose every answer names a session id and sets a session cookie."""
+
+    def answer(self, body: dict[str, Any]) -> bytes:
+        head = f"HTTP/1.1 200 OK\r\nMcp-Session-Id: {SESSION}\r\nSet-Cookie: sid={COOKIE}; Path=/\r\n"
+        return super().answer(body).replace(b"HTTP/1.1 200 OK\r\n", head.encode(), 1)
+
+
+@pytest.mark.real_clock
+async def test_the_http_engines_debug_traces_name_no_session_id_or_cookie(
+    http_engine: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """httpcore2's loggers (children of ``httpcore2``, which a filter on that logger does not see) trace each
+    answer's headers at DEBUG, on either engine: they named the ``Mcp-Session-Id`` and the ``Set-Cookie`` raw."""
+    caplog.set_level(logging.DEBUG)
+    async with (
+        serving(_SessionEndpoint()) as url,
+        Client(http(f"{url}?api_key={KEY}"), protocol="2026-07-28", timeout=POLICY, retry=None) as client,
+    ):
+        await client.call_tool("echo", {"text": "hi"})
+    lines = _http_library_records(caplog)
+    assert any("receive_response_headers.complete" in line and "Mcp-Session-Id" in line for line in lines)
+    _assert_no_secret(*lines)
+    assert not any(SESSION in line or COOKIE in line for line in lines)
