@@ -79,11 +79,13 @@ class ServerLives:
             options = {**options, "max_in_flight": server.max_in_flight}
         if server.tool_filter is not ALL_TOOLS:  # the client applies it: group["name"] keeps it too
             options = {**options, "tool_filter": server.tool_filter}
-        if server.tool_pins is not None:  # the host's own, for this server alone
-            options = {**options, "tool_pins": server.tool_pins}
-        elif server.seen:
-            pins = ToolPins()  # the snapshot is what was seen last: a tool that differs now is reported as a change
-            pins.observe(server.seen)
+        pins = server.tool_pins  # the host's own, for this server alone (kept by each of its lives)
+        if server.seen and (pins is None or not pins.strict):
+            # the snapshot is what was seen last (the model was shown it): a tool that differs now is reported as
+            # a change; the host's pins keep what they name, and strict pins are not widened by it
+            pins = pins if pins is not None else ToolPins()
+            pins.observe([tool for tool in server.seen if tool.name not in pins])
+        if pins is not None:
             options = {**options, "tool_pins": pins}
         return Client(
             server.transport,

@@ -4,13 +4,16 @@ reported each server's tool as a change of the other's, and with ``pin_tools=Tru
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from mcp_client import ClientGroup, ToolDefinitionChanged, memory
-from mcp_client.client.tool_pins import ToolPins
+from mcp_client import ClientGroup, ToolChanged, ToolDefinitionChanged, memory
+from mcp_client.client.tool_pins import ToolNotReviewed, ToolPins
 from mcp_client.events import Event
 from mcp_client.testing.peer import ScriptedPeer
 from tests.integration.helpers import text_of
+from tests.integration.test_group_lazy import spec
 
 pytestmark = pytest.mark.anyio
 
@@ -70,3 +73,33 @@ async def test_one_set_of_pins_is_taken_by_a_group_of_one_server() -> None:
     async with ClientGroup({"only": memory(ScriptedPeer().serve)}, tool_pins=pins, pin_tools=True) as group:
         assert text_of(await group.call_tool("only/echo", {"text": "x"})) == "x"
     assert pins.pinned("echo") is not None
+
+
+async def test_a_change_since_a_lazy_servers_snapshot_is_reported_with_the_hosts_pins_too(tmp_path: Path) -> None:
+    """The snapshot's listing is what the model was shown before the server started: the host's own pins, which
+    did not name the tool, took the changed definition as its pin, and the call ran unreported."""
+    peer = ScriptedPeer()
+    server = spec(peer.serve, "snapshotted")
+    async with ClientGroup({"s": server}, start="lazy", snapshot=tmp_path) as group:
+        await group.list_tools()
+    peer.tool_edits["echo"] = {"description": "changed since the snapshot"}
+    pins = ToolPins()
+    async with ClientGroup({"s": server}, start="lazy", snapshot=tmp_path, pin_tools=True, tool_pins=pins) as group:
+        with pytest.raises(ToolChanged):
+            await group.call_tool("s/echo", {"text": "x"})
+        assert peer.stats.calls_by_tool["echo"] == 0
+        assert pins.changed == ("echo",)
+        group.accept_tool_change("s/echo")
+        assert text_of(await group.call_tool("s/echo", {"text": "x"})) == "x"
+
+
+async def test_strict_pins_are_not_widened_by_a_lazy_servers_snapshot(tmp_path: Path) -> None:
+    peer = ScriptedPeer()
+    server = spec(peer.serve, "strict")
+    async with ClientGroup({"s": server}, start="lazy", snapshot=tmp_path) as group:
+        await group.list_tools()
+    pins = ToolPins(strict=True)
+    async with ClientGroup({"s": server}, start="lazy", snapshot=tmp_path, pin_tools=True, tool_pins=pins) as group:
+        with pytest.raises(ToolNotReviewed):
+            await group.call_tool("s/echo", {"text": "x"})
+    assert peer.stats.calls_by_tool["echo"] == 0
