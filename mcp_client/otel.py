@@ -292,6 +292,8 @@ class Tracing:
     def _start(self, method: str, target: str | None, scope: object, server: str | None) -> _CallSpan:
         attributes: dict[str, AttributeValue] = dict(self._attributes)
         attributes[ATTR_METHOD] = method
+        if target is not None:
+            target = scrub(target)  # (a tool's or prompt's name is the server's text: it may echo a secret back)
         if target is not None and method == "tools/call":
             attributes[ATTR_TOOL] = target
             attributes[ATTR_OPERATION] = "execute_tool"

@@ -22,6 +22,7 @@ from mcp_client import (
     ClientGroup,
     Event,
     IdleTimeout,
+    MCPClientError,
     RequestSent,
     RetryPolicy,
     ServerError,
@@ -316,3 +317,17 @@ async def test_a_resource_uri_enters_its_span_redacted(tracing: Tracing, exporte
     assert "files.example/report" in shown
     assert "pw-0x5ecret" not in shown
     assert "0a1b2c3d" not in shown
+
+
+async def test_a_tool_name_enters_its_span_without_a_secret(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
+    """A tool's name is the server's text (its listing; the model that picked it may echo a URL): it entered the
+    span's name and ``gen_ai.tool.name`` whole, where every other text of the server is scrubbed."""
+    secret = "hdr-tool-name-secret-4242"
+    remember_secrets(headers={"X-Api-Key": secret})
+    name = f"fetch_{secret}"
+    async with client_for(ScriptedPeer(), tracing) as client:
+        with pytest.raises(MCPClientError):  # (the scripted server has no such tool)
+            await client.call_tool(name, {})
+    (span,) = calls(exporter)
+    texts = [span.name, str((span.attributes or {}).get("gen_ai.tool.name"))]
+    assert all(text.endswith("fetch_***") for text in texts), texts
