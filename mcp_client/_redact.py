@@ -25,9 +25,9 @@ and environment variables; values of 8 characters or more; at most :data:`REMEMB
 first) and :func:`scrub` replaces them, every URL in the text (by :func:`redacted_url`),
 ``Bearer``/``Basic``/``DPoP`` credentials, and the value of a header written the way the HTTP libraries' debug
 traces write one (``(b'Set-Cookie', b'...')``) whose name says secret, with ``***``. The package's loggers scrub
-every record with it (:mod:`mcp_client._log_guard`), and so do the OpenTelemetry spans, every error's message and ``for_model`` (those
-two leave other URLs whole). Pure functions of strings and that one bounded
-memory; nothing of the package.
+every record with it (:mod:`mcp_client._log_guard`), and so do the OpenTelemetry spans, every error's message and
+``for_model`` (those two leave other URLs whole). Pure functions of strings and that one bounded memory; nothing of
+the package.
 """
 
 from __future__ import annotations
