@@ -52,6 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from mcp_client._redact import scrub
 from mcp_client._types import JSONObject
 from mcp_client._version import __version__
+from mcp_client._visible import visible
 from mcp_client.errors import MCPClientError, RequestCancelled, RequestTimeout, ServerError, ToolError
 from mcp_client.events import (
     CancelSent,
@@ -218,7 +219,7 @@ class Tracing:
         call = self._start(method, target if isinstance(target, str) else None, None, None)
         uri = params.get("uri")
         if method == "resources/read" and isinstance(uri, str):
-            call.span.set_attribute(ATTR_RESOURCE_URI, scrub(uri))  # (a signed or credentialed URL: redacted)
+            call.span.set_attribute(ATTR_RESOURCE_URI, _shown(uri))  # (a signed or credentialed URL: redacted)
         _PENDING.set(call)
         self.inject(params, trace.set_span_in_context(call.span))
 
@@ -282,18 +283,18 @@ class Tracing:
                 call = self._open.get((scope, event.request_id))
                 if call is not None and call.events < self._max_progress_events:
                     call.events += 1
-                    call.span.add_event("mcp_client.progress_rejected", {"reason": scrub(event.reason)})
+                    call.span.add_event("mcp_client.progress_rejected", {"reason": _shown(event.reason)})
             elif isinstance(event, TransportFailure) and event.request_id is not None:
                 call = self._open.get((scope, event.request_id))
                 if call is not None:
-                    attributes = {ATTR_ERROR_TYPE: _error_type(event.error), "message": scrub(event.error.message)}
+                    attributes = {ATTR_ERROR_TYPE: _error_type(event.error), "message": _shown(event.error.message)}
                     call.span.add_event("mcp_client.transport_failure", attributes)
 
     def _start(self, method: str, target: str | None, scope: object, server: str | None) -> _CallSpan:
         attributes: dict[str, AttributeValue] = dict(self._attributes)
         attributes[ATTR_METHOD] = method
         if target is not None:
-            target = scrub(target)  # (a tool's or prompt's name is the server's text: it may echo a secret back)
+            target = _shown(target)  # (a tool's or prompt's name is the server's text: it may echo a secret back)
         if target is not None and method == "tools/call":
             attributes[ATTR_TOOL] = target
             attributes[ATTR_OPERATION] = "execute_tool"
@@ -367,7 +368,7 @@ class Tracing:
         if event.progress.total is not None:
             attributes["total"] = event.progress.total
         if event.progress.message is not None:
-            attributes["message"] = scrub(event.progress.message)  # (a server's text: it may echo a secret back)
+            attributes["message"] = _shown(event.progress.message)  # (a server's text: it may echo a secret back)
         if call.events < self._max_progress_events:
             call.events += 1
             call.span.add_event("mcp_client.progress", attributes)
@@ -486,7 +487,13 @@ def _record_error(span: Span, error: MCPClientError, timeout_kind: str | None) -
     if isinstance(error, RequestTimeout):
         span.set_attribute(ATTR_TIMEOUT_KIND, timeout_kind or error.kind)
     # scrubbed (URLs redacted, configured secrets hidden): a span leaves the process for a collector
-    message = scrub(error.message)
-    stack = scrub("".join(traceback.format_exception(error)))
+    message = _shown(error.message)
+    stack = _shown("".join(traceback.format_exception(error)))
     span.record_exception(error, attributes={"exception.message": message, "exception.stacktrace": stack})
     span.set_status(Status(StatusCode.ERROR, message))
+
+
+def _shown(text: str) -> str:
+    """Text for a span: visible (an exporter encodes UTF-8, and one lone surrogate would fail its whole batch) and
+    scrubbed of secrets (a server may echo one back)."""
+    return scrub(visible(text))

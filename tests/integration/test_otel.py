@@ -7,7 +7,9 @@ one is never touched). Timing tests run on trio's fake clock.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -32,6 +34,7 @@ from mcp_client import (
 from mcp_client._redact import remember_secrets
 from mcp_client.otel import Tracing
 from mcp_client.testing.peer import ScriptedPeer
+from mcp_client.transports.stdio import stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -300,6 +303,36 @@ async def test_a_progress_message_enters_its_span_without_a_secret(
         assert secret not in text
         assert "pw-0x5ecret" not in text
         assert "sk-live-0123456789" not in text
+
+
+def _span_texts(span: ReadableSpan) -> list[str]:
+    texts = [span.name, span.status.description or ""]
+    texts += [value for value in (span.attributes or {}).values() if isinstance(value, str)]
+    for event in span.events:
+        texts += [value for value in (event.attributes or {}).values() if isinstance(value, str)]
+    return texts
+
+
+@pytest.mark.real_clock
+async def test_a_servers_hostile_text_enters_its_spans_visible_and_encodable(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    """A server's progress message and error text with terminal escapes and a lone surrogate: a span exporter
+    encodes UTF-8 (OTLP's protobuf), and one lone surrogate fails its whole batch; a collector's console shows the
+    escapes. Server text enters a span visible, as in every log record."""
+    command = [sys.executable, str(Path(__file__).with_name("hostile_text_server.py"))]
+    async with Client(stdio(command[0], command[1:]), timeout=POLICY, on_event=tracing.on_event) as client:
+        await client.call_tool("hostile", {}, on_progress=lambda progress: None)
+        with pytest.raises(ServerError):
+            await client.call_tool("missing", {})
+    spans = calls(exporter)
+    assert len(spans) == 2
+    texts = [text for span in spans for text in _span_texts(span)]
+    assert any("\\ud800" in text for text in texts)  # the surrogate, written out
+    for text in texts:
+        text.encode("utf-8")  # (raises on a lone surrogate)
+        assert "\x1b" not in text
+        assert "\x07" not in text
 
 
 async def test_a_resource_uri_enters_its_span_redacted(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
