@@ -225,26 +225,32 @@ def test_every_module_logs_through_the_guard() -> None:
     assert offenders == []
 
 
-def test_a_bare_library_host_gets_no_server_text_on_its_stderr() -> None:
-    """A host that configured no logging calls a tool of a server that logs hostile text at level error: Python's
-    last-resort handler would write the record to stderr; the package's NullHandler keeps it off."""
+def _bare_host_calls(tool: str) -> subprocess.CompletedProcess[bytes]:
+    """A host that configured no logging and catches nothing, in a process of its own, calls ``tool`` of the
+    hostile stdio server."""
     script = f"""
 import anyio
 from mcp_client import Client, stdio
 
 async def main():
     async with Client(stdio({sys.executable!r}, [{str(HOSTILE_SERVER)!r}]), protocol="2025-11-25") as client:
-        await client.call_tool("hostile", {{}})
+        await client.call_tool({tool!r}, {{}})
 
 anyio.run(main)
 """
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
         timeout=60,
         check=False,
         env={**os.environ, "PYTHONPATH": str(Path(mcp_client.__file__).parent.parent)},
     )
+
+
+def test_a_bare_library_host_gets_no_server_text_on_its_stderr() -> None:
+    """A host that configured no logging calls a tool of a server that logs hostile text at level error: Python's
+    last-resort handler would write the record to stderr; the package's NullHandler keeps it off."""
+    done = _bare_host_calls("hostile")
     assert done.returncode == 0, done.stderr
     assert b"\x1b" not in done.stderr + done.stdout
     assert b"pwned" not in done.stderr
@@ -308,23 +314,7 @@ def test_a_server_error_a_bare_host_leaves_uncaught_reaches_its_terminal_visible
     The error's text carried the server's escapes raw (a title change and a screen clear here; OSC 52 would write
     the clipboard), as did ``error.message`` in a Temporal failure's details. Every error's text is made visible
     where it is made, as it is scrubbed there."""
-    script = f"""
-import anyio
-from mcp_client import Client, stdio
-
-async def main():
-    async with Client(stdio({sys.executable!r}, [{str(HOSTILE_SERVER)!r}]), protocol="2025-11-25") as client:
-        await client.call_tool("missing", {{}})
-
-anyio.run(main)
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(Path(mcp_client.__file__).parent.parent)},
-    )
+    done = _bare_host_calls("missing")
     assert b"InvalidParams" in done.stderr, done.stderr
     assert b"\\x1b]0;pwned" in done.stderr  # made visible, not dropped
     assert b"\x1b" not in done.stderr + done.stdout
